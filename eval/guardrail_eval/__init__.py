@@ -1,0 +1,1 @@
+"""guardrail-eval: replay ExecRetrieval-style pools with and without the guardrail gate."""

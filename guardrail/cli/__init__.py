@@ -1,0 +1,1 @@
+"""The ``guardrail`` command line (Typer + Rich). One module per command or command group."""

@@ -1,0 +1,57 @@
+"""Typed errors raised by guardrail.
+
+The library never prints or exits; it raises one of these and the CLI maps each family to an exit
+code and a one-line hint::
+
+    GuardrailError
+    ├── InputError                 bad input from the user (exit code 2)
+    │   ├── SpecError              tests or setup that do not parse, a missing entry point name
+    │   └── CandidateFileError     a code file or JSONL of snippets that cannot be read
+    ├── SandboxError               the execution sandbox cannot judge anything (exit code 3)
+    │   ├── EngineUnavailableError no Docker engine answers
+    │   └── ImageNotFoundError     the sandbox image is not built / not present
+    └── IndexError_                (see guardrail.index) Chroma-side failures
+
+Every message quotes the bad value, says what was expected, and names the next step.
+"""
+
+from __future__ import annotations
+
+
+class GuardrailError(Exception):
+    """Base class of every error guardrail raises on purpose."""
+
+    hint: str = ""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        if hint is not None:
+            self.hint = hint
+
+
+class InputError(GuardrailError):
+    """Input that guardrail cannot use; nothing has run yet when this is raised."""
+
+
+class SpecError(InputError):
+    """A test specification that cannot be used (unparseable test, bad entry point name)."""
+
+
+class CandidateFileError(InputError):
+    """A candidate file (code or JSONL of snippets) that cannot be read."""
+
+
+class SandboxError(GuardrailError):
+    """The sandbox cannot judge candidates at all. Never turned into a verdict of ``verified``."""
+
+
+class EngineUnavailableError(SandboxError):
+    """No Docker engine answers."""
+
+    hint = "start one with `scripts/docker-up` (or `sudo dockerd &`) and check `guardrail sandbox check`"
+
+
+class ImageNotFoundError(SandboxError):
+    """The sandbox image is missing from the engine."""
+
+    hint = "build it with `guardrail sandbox build` (or `scripts/docker-up`), or pass --image NAME"

@@ -1,0 +1,220 @@
+"""`Gate`: verify retrieved candidates against tests, then order them by a policy.
+
+The Gate is the one place verification is orchestrated: the CLI, the eval and the LangChain and
+LlamaIndex integrations are thin layers over `Gate.verify` / `Gate.gate` (and their ``a``-prefixed
+async twins, which share the implementation by running it in a worker thread).
+
+Fail closed: candidates are judged only by the sandbox (or a verdict the same sandbox produced,
+from the cache); a sandbox that cannot run raises `SandboxError`, it never yields ``verified``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from enum import StrEnum
+from types import TracebackType
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from guardrail.cache import VerdictCache
+from guardrail.sandbox.base import Job, Sandbox
+from guardrail.sandbox.runner import precheck
+from guardrail.spec import Spec
+from guardrail.verdict import Reason, Status, Verdict
+
+__all__ = ["Candidate", "Gate", "GateResult", "GatedCandidate", "Policy", "apply_policy"]
+
+
+class Policy(StrEnum):
+    """What the gate hands over.
+
+    * ``rerank``  verified first, then unverifiable, each in retrieval order; the rest dropped;
+    * ``filter``  verified only;
+    * ``abstain`` like ``rerank`` when anything verified, nothing at all otherwise.
+    """
+
+    RERANK = "rerank"
+    FILTER = "filter"
+    ABSTAIN = "abstain"
+
+
+class Candidate(BaseModel):
+    """A retrieved code snippet. ``id``, ``score`` and ``metadata`` are carried through untouched."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: str
+    id: str = ""
+    score: float | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class GatedCandidate(BaseModel):
+    """A candidate with its verdict and its place in the retriever's ranking (0-based)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidate: Candidate
+    verdict: Verdict
+    retrieval_rank: int
+
+
+class GateResult(BaseModel):
+    """Everything the gate decided: every verdict in input order, and what it hands over."""
+
+    model_config = ConfigDict(frozen=True)
+
+    policy: Policy
+    judged: tuple[GatedCandidate, ...]
+    kept: tuple[GatedCandidate, ...]
+
+    @property
+    def abstained(self) -> bool:
+        """True when the gate handed over nothing although there were candidates."""
+        return bool(self.judged) and not self.kept
+
+
+def apply_policy(judged: Sequence[GatedCandidate], policy: Policy) -> list[GatedCandidate]:
+    """Order and filter judged candidates; see `Policy`. Failed, error and timeout are dropped."""
+    by_rank = sorted(judged, key=lambda item: item.retrieval_rank)
+    verified = [item for item in by_rank if item.verdict.status is Status.VERIFIED]
+    if policy is Policy.FILTER:
+        return verified
+    if policy is Policy.ABSTAIN and not verified:
+        return []
+    unverifiable = [item for item in by_rank if item.verdict.status is Status.UNVERIFIABLE]
+    return verified + unverifiable
+
+
+SpecArg = Spec | Sequence[Spec | None] | None
+
+
+class Gate:
+    """Verify candidates in a sandbox, reuse cached verdicts, apply a policy.
+
+    Args:
+        sandbox: where candidates run. Default: a `DockerSandbox` with its defaults.
+        cache: a `VerdictCache`; the default is the user cache dir; ``False`` turns caching off.
+        policy: the default policy of `gate`.
+    """
+
+    def __init__(
+        self,
+        sandbox: Sandbox | None = None,
+        *,
+        cache: VerdictCache | bool = True,
+        policy: Policy | str = Policy.RERANK,
+    ) -> None:
+        if sandbox is None:
+            from guardrail.sandbox.docker import DockerSandbox
+
+            sandbox = DockerSandbox()
+        self.sandbox = sandbox
+        self._owns_cache = cache is True
+        self.cache: VerdictCache | None = (
+            VerdictCache() if cache is True else cache if isinstance(cache, VerdictCache) else None
+        )
+        self.policy = Policy(policy)
+
+    def verify(self, codes: Sequence[str], spec: SpecArg) -> list[Verdict]:
+        """One verdict per code, in order.
+
+        ``spec`` is one spec for all candidates, or one per candidate; ``None`` means no tests
+        (the verdict is ``unverifiable``).
+        """
+        specs = _specs_for(codes, spec)
+        verdicts: list[Verdict | None] = [None] * len(codes)
+        pending: list[tuple[int, Job]] = []
+        identity: str | None = None
+        for index, (code, one_spec) in enumerate(zip(codes, specs, strict=True)):
+            early = _judge_without_running(code, one_spec)
+            if early is not None:
+                verdicts[index] = early
+                continue
+            assert one_spec is not None  # _judge_without_running answered every None spec
+            if self.cache is not None:
+                identity = identity or self.sandbox.identity
+                hit = self.cache.get(code, one_spec, identity)
+                if hit is not None:
+                    verdicts[index] = hit
+                    continue
+            pending.append((index, Job(code, one_spec)))
+        if pending:
+            ran = self.sandbox.run([job for _, job in pending])
+            for (index, job), verdict in zip(pending, ran, strict=True):
+                verdicts[index] = verdict
+                if self.cache is not None:
+                    identity = identity or self.sandbox.identity
+                    self.cache.put(job.code, job.spec, identity, verdict)
+        return [verdict for verdict in verdicts if verdict is not None]
+
+    async def averify(self, codes: Sequence[str], spec: SpecArg) -> list[Verdict]:
+        """`verify` in a worker thread; candidates still run concurrently in the sandbox."""
+        return await asyncio.to_thread(self.verify, codes, spec)
+
+    def gate(
+        self,
+        candidates: Sequence[Candidate],
+        spec: SpecArg,
+        *,
+        policy: Policy | str | None = None,
+    ) -> GateResult:
+        """Verify ``candidates`` (in retrieval order) and apply ``policy`` (default: the Gate's)."""
+        chosen = self.policy if policy is None else Policy(policy)
+        verdicts = self.verify([candidate.code for candidate in candidates], spec)
+        judged = tuple(
+            GatedCandidate(candidate=candidate, verdict=verdict, retrieval_rank=rank)
+            for rank, (candidate, verdict) in enumerate(zip(candidates, verdicts, strict=True))
+        )
+        return GateResult(policy=chosen, judged=judged, kept=tuple(apply_policy(judged, chosen)))
+
+    async def agate(
+        self,
+        candidates: Sequence[Candidate],
+        spec: SpecArg,
+        *,
+        policy: Policy | str | None = None,
+    ) -> GateResult:
+        return await asyncio.to_thread(self.gate, candidates, spec, policy=policy)
+
+    def close(self) -> None:
+        """Close the sandbox (and the cache if the Gate opened it)."""
+        self.sandbox.close()
+        if self._owns_cache and self.cache is not None:
+            self.cache.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _specs_for(codes: Sequence[str], spec: SpecArg) -> list[Spec | None]:
+    if spec is None or isinstance(spec, Spec):
+        return [spec] * len(codes)
+    specs = list(spec)
+    if len(specs) != len(codes):
+        raise ValueError(f"got {len(specs)} specs for {len(codes)} candidates; give one or one each")
+    return specs
+
+
+def _judge_without_running(code: str, spec: Spec | None) -> Verdict | None:
+    """Verdicts that need no sandbox: no tests, or code that is not (valid) Python."""
+    if spec is None or not spec.tests:
+        return Verdict.unjudged(
+            Status.UNVERIFIABLE, Reason.NO_TESTS, "no tests to verify this candidate against"
+        )
+    problem = precheck(code)
+    if problem is None:
+        return None
+    reason, message = problem
+    status = Status.UNVERIFIABLE if reason == Reason.NOT_PYTHON.value else Status.ERROR
+    return Verdict.unjudged(status, Reason(reason), message)

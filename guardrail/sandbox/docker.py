@@ -1,0 +1,495 @@
+"""`DockerSandbox`: a pool of long-lived, hardened containers that judge candidates.
+
+The only module that imports ``docker``. Each container runs the runner (``runner.py``, sent on
+stdin at start) as its PID 1 supervisor; the host talks to it through the container's attached
+stdin/stdout with length-prefixed JSON frames, many jobs per round trip. Docker's own exit codes
+and logs are never read as a verdict.
+
+Containers are recycled after a fault (timeout of the whole container, a crash, a broken frame)
+and after ``jobs_per_container`` jobs; each carries labels so that a crashed run's leftovers are
+found and removed (`remove_leftovers`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import os
+import queue
+import select
+import socket
+import struct
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from guardrail.errors import EngineUnavailableError, ImageNotFoundError, SandboxError
+from guardrail.sandbox import runner
+from guardrail.sandbox.base import Job, Sandbox
+from guardrail.sandbox.image import default_image
+from guardrail.verdict import Reason, Status, TestOutcome, Verdict
+
+__all__ = ["DockerSandbox", "SandboxLimits", "SandboxStats", "remove_leftovers"]
+
+LABEL = "guardrail.sandbox"
+OWNER_LABEL = "guardrail.owner"
+RUNNER_SOURCE = Path(runner.__file__).read_bytes()
+RUNNER_VERSION = hashlib.sha256(RUNNER_SOURCE).hexdigest()[:16]
+
+# Reads the runner's source from stdin (exact length, unbuffered so no frame is swallowed) and
+# runs its supervisor. Kept tiny: everything else travels as data.
+_BOOTSTRAP = (
+    "import os\n"
+    "def r(n):\n"
+    " b=b''\n"
+    " while len(b)<n:\n"
+    "  c=os.read(0,n-len(b))\n"
+    "  if not c: raise SystemExit(3)\n"
+    "  b+=c\n"
+    " return b\n"
+    "g={'__name__':'guardrail_runner'}\n"
+    "exec(compile(r(int(r(10))),'guardrail-runner','exec'),g)\n"
+    "g['supervisor_main']()\n"
+)
+_DOCKER_HEADER = struct.Struct(">BxxxI")
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Per-container and per-process limits. Defaults suit short unit-test style checks."""
+
+    timeout_s: float = 5.0
+    memory_mb: int = 512  # per process (RLIMIT_AS) inside the container
+    container_memory_mb: int = 1024
+    processes: int = 32  # per job uid (RLIMIT_NPROC)
+    container_pids: int = 256
+    cpus: float = 1.0
+    file_bytes: int = 1 << 20
+    output_chars: int = 4096
+    tmpfs_mb: int = 64
+
+    def fingerprint(self) -> str:
+        return f"t{self.timeout_s}-m{self.memory_mb}-p{self.processes}"
+
+
+@dataclass
+class SandboxStats:
+    """Counters for tests and benchmarks (e.g. "the cache started no container")."""
+
+    containers_started: int = 0
+    containers_recycled: int = 0
+    jobs_run: int = 0
+    faults: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, **counts: int) -> None:
+        with self.lock:
+            for name, value in counts.items():
+                setattr(self, name, getattr(self, name) + value)
+
+
+class _ContainerFault(Exception):
+    """The container stopped answering or broke the protocol; it is discarded."""
+
+    def __init__(self, message: str, completed: dict[int, Verdict]) -> None:
+        super().__init__(message)
+        self.completed = completed
+
+
+class _Container:
+    """One running sandbox container and its attached stdin/stdout stream."""
+
+    def __init__(self, sandbox: DockerSandbox) -> None:
+        self.sandbox = sandbox
+        self.jobs_done = 0
+        self.buffer = b""
+        self.diagnostics = b""
+        client = sandbox.client
+        limits = sandbox.limits
+        try:
+            self.container = client.containers.create(
+                sandbox.image,
+                ["python3", "-I", "-c", _BOOTSTRAP],
+                stdin_open=True,
+                network_mode="none",
+                read_only=True,
+                tmpfs={"/tmp": f"rw,nosuid,nodev,noexec,size={limits.tmpfs_mb}m,mode=1777"},
+                ipc_mode="none",  # no /dev/shm either
+                cap_drop=["ALL"],
+                cap_add=["SETUID", "SETGID", "KILL"],
+                security_opt=["no-new-privileges"],
+                pids_limit=limits.container_pids,
+                mem_limit=f"{limits.container_memory_mb}m",
+                memswap_limit=f"{limits.container_memory_mb}m",
+                nano_cpus=int(limits.cpus * 1e9),
+                log_config={"type": "none", "config": {}},
+                labels={LABEL: RUNNER_VERSION, OWNER_LABEL: sandbox.owner},
+                environment={},
+                hostname="sandbox",
+                user="0:0",
+                working_dir="/tmp",
+            )
+            stream = client.api.attach_socket(
+                self.container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+            )
+            self.socket: socket.socket = stream._sock
+            self.socket.setblocking(True)
+            self.container.start()
+        except Exception as exc:
+            self.kill()
+            raise sandbox.translate(exc) from exc
+        sandbox.stats.add(containers_started=1)
+        try:
+            self.send_raw(b"%010d" % len(RUNNER_SOURCE) + RUNNER_SOURCE)
+            self.send({"uid_base": sandbox.uid_base(), "timeout_s": limits.timeout_s,
+                       "limits": sandbox.process_limits()})
+            hello = self.receive(time.monotonic() + sandbox.start_timeout_s)
+        except _ContainerFault as fault:
+            self.kill()
+            raise SandboxError(
+                f"sandbox container from image {sandbox.image!r} did not start its runner:"
+                f" {fault} {self.diagnostics[-500:].decode(errors='replace')}".strip(),
+                hint="the image must have python3 (3.11+) on PATH; try `guardrail sandbox check`",
+            ) from None
+        if not (isinstance(hello, dict) and hello.get("ready")):
+            self.kill()
+            raise SandboxError(f"sandbox runner sent an unexpected greeting: {hello!r}")
+
+    def send_raw(self, data: bytes) -> None:
+        try:
+            self.socket.sendall(data)
+        except OSError as exc:
+            raise _ContainerFault(f"cannot write to the container: {exc}", {}) from None
+
+    def send(self, message: object) -> None:
+        self.send_raw(runner.pack_frame(message))
+
+    def receive(self, deadline: float) -> Any:
+        """The next frame from the supervisor; `_ContainerFault` past ``deadline`` or on EOF."""
+        while True:
+            if len(self.buffer) >= 4:
+                size = int.from_bytes(self.buffer[:4], "big")
+                if size > runner.MAX_FRAME:
+                    raise _ContainerFault("oversized frame from the supervisor", {})
+                if len(self.buffer) >= 4 + size:
+                    payload, self.buffer = self.buffer[4 : 4 + size], self.buffer[4 + size :]
+                    return runner.json.loads(payload)
+            self._read_docker_frame(deadline)
+
+    def _read_docker_frame(self, deadline: float) -> None:
+        header = self._read_exact(_DOCKER_HEADER.size, deadline)
+        kind, size = _DOCKER_HEADER.unpack(header)
+        data = self._read_exact(size, deadline)
+        if kind == 1:
+            self.buffer += data
+        else:  # the supervisor's own stderr: keep the tail for error messages
+            self.diagnostics = (self.diagnostics + data)[-4096:]
+
+    def _read_exact(self, size: int, deadline: float) -> bytes:
+        chunks = []
+        while size:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.socket], [], [], left)[0]:
+                raise _ContainerFault("the container stopped answering", {})
+            chunk = self.socket.recv(min(size, 1 << 20))
+            if not chunk:
+                raise _ContainerFault("the container closed its stream", {})
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def run(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Verdict]]:
+        """Send all jobs in one frame; yield verdicts as the supervisor streams them back."""
+        sandbox = self.sandbox
+        self.send({"jobs": [sandbox.job_message(job) for job in jobs]})
+        for _ in jobs:
+            # A healthy supervisor always answers within the job's own deadline plus slack.
+            deadline = time.monotonic() + sandbox.limits.timeout_s + sandbox.grace_s
+            message = self.receive(deadline)
+            try:
+                index = int(message["job"])
+                verdict = _verdict_from_report(message["report"])
+            except (KeyError, TypeError, ValueError) as exc:
+                raise _ContainerFault(f"malformed report from the supervisor: {exc}", {}) from None
+            self.jobs_done += 1
+            sandbox.stats.add(jobs_run=1)
+            yield index, verdict
+
+    def kill(self) -> None:
+        """Kill and remove by id (closing the client alone would leave it running)."""
+        container = getattr(self, "container", None)
+        with contextlib.suppress(Exception):
+            self.socket.close()
+        if container is not None:
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+
+
+def _verdict_from_report(report: dict[str, Any]) -> Verdict:
+    return Verdict(
+        status=Status(report["status"]),
+        reason=Reason(report["reason"]),
+        message=str(report.get("message", "")),
+        tests=tuple(TestOutcome(**test) for test in report.get("tests", [])),
+        alias=report.get("alias"),
+        duration_s=float(report.get("duration_s", 0.0)),
+        stdout=str(report.get("stdout", "")),
+        stderr=str(report.get("stderr", "")),
+    )
+
+
+class DockerSandbox(Sandbox):
+    """Judges candidates in a pool of hardened Docker containers.
+
+    Args:
+        image: any image with ``python3`` on PATH; default: the locally built guardrail image
+            (``guardrail sandbox build``), or ``$GUARDRAIL_IMAGE``.
+        client: a ``docker.DockerClient``; default ``docker.from_env()``.
+        pool_size: containers run in parallel (default: CPU count, or ``$GUARDRAIL_POOL_SIZE``).
+        jobs_per_container: recycle a container after this many jobs.
+        limits: time, memory, process and output limits (`SandboxLimits`).
+    """
+
+    start_timeout_s = 30.0
+    grace_s = 5.0
+
+    def __init__(
+        self,
+        image: str | None = None,
+        *,
+        client: Any = None,
+        pool_size: int | None = None,
+        jobs_per_container: int = 500,
+        limits: SandboxLimits | None = None,
+        timeout_s: float | None = None,
+    ) -> None:
+        self.image = image or os.environ.get("GUARDRAIL_IMAGE") or default_image()
+        self.limits = limits or SandboxLimits()
+        if timeout_s is not None:
+            self.limits = SandboxLimits(**{**self.limits.__dict__, "timeout_s": timeout_s})
+        env_pool = os.environ.get("GUARDRAIL_POOL_SIZE")
+        self.pool_size = pool_size or (int(env_pool) if env_pool else (os.cpu_count() or 1))
+        if self.pool_size < 1:
+            raise ValueError(f"pool_size must be at least 1, got {self.pool_size}")
+        self.jobs_per_container = jobs_per_container
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.stats = SandboxStats()
+        self._client = client
+        self._image_id: str | None = None
+        self._idle: queue.LifoQueue[_Container] = queue.LifoQueue()
+        self._live = 0
+        self._pool_lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(self.pool_size, thread_name_prefix="guardrail-sandbox")
+        self._closed = False
+        atexit.register(self.close)
+
+    # ------------------------------------------------------------ engine and image
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            import docker
+
+            try:
+                self._client = docker.from_env()
+                self._client.ping()
+            except Exception as exc:
+                self._client = None
+                raise EngineUnavailableError(f"no Docker engine answers: {exc}") from None
+        return self._client
+
+    def translate(self, exc: Exception) -> SandboxError:
+        """The one place docker-py's errors become guardrail errors."""
+        import docker.errors
+
+        if isinstance(exc, SandboxError):
+            return exc
+        if isinstance(exc, docker.errors.ImageNotFound):
+            return ImageNotFoundError(f"sandbox image {self.image!r} is not in the Docker engine")
+        if isinstance(exc, docker.errors.APIError | OSError) or "Connection" in type(exc).__name__:
+            return EngineUnavailableError(f"the Docker engine failed: {exc}")
+        return SandboxError(f"cannot start a sandbox container: {exc}")
+
+    @property
+    def image_id(self) -> str:
+        if self._image_id is None:
+            try:
+                self._image_id = str(self.client.images.get(self.image).id)
+            except Exception as exc:
+                raise self.translate(exc) from None
+        return self._image_id
+
+    @property
+    def identity(self) -> str:
+        return f"{self.image_id}|runner:{RUNNER_VERSION}|{self.limits.fingerprint()}"
+
+    def check_ready(self) -> None:
+        """Raise `SandboxError` unless the engine answers and the image is present."""
+        _ = self.image_id
+
+    def uid_base(self) -> int:
+        # Disjoint uid ranges per container: RLIMIT_NPROC counts per uid across the whole kernel.
+        return int.from_bytes(os.urandom(2), "big") % 4000 * 1_000_000 + 100_000_000
+
+    def process_limits(self) -> dict[str, int]:
+        limits = self.limits
+        return {
+            "memory_bytes": limits.memory_mb << 20,
+            "processes": limits.processes,
+            "file_bytes": limits.file_bytes,
+            "cpu_seconds": int(limits.timeout_s) + 2,
+            "output_chars": limits.output_chars,
+        }
+
+    def job_message(self, job: Job) -> dict[str, Any]:
+        spec = job.spec
+        return {
+            "code": job.code,
+            "tests": list(spec.tests),
+            "setup": spec.setup,
+            "entry_point": spec.entry_point,
+            "timeout_s": self.limits.timeout_s,
+        }
+
+    # ------------------------------------------------------------ pool
+
+    def _acquire(self) -> _Container:
+        """An idle container, or a new one while the pool is below its size."""
+        while True:
+            with self._pool_lock:
+                if self._closed:
+                    raise SandboxError("the sandbox is closed")
+                with contextlib.suppress(queue.Empty):
+                    return self._idle.get_nowait()
+                if self._live < self.pool_size:
+                    self._live += 1
+                    break
+            with contextlib.suppress(queue.Empty):
+                return self._idle.get(timeout=0.05)
+        try:
+            return _Container(self)
+        except BaseException:
+            with self._pool_lock:
+                self._live -= 1
+            raise
+
+    def _release(self, container: _Container, *, healthy: bool) -> None:
+        if healthy and not self._closed and container.jobs_done < self.jobs_per_container:
+            self._idle.put(container)
+            return
+        container.kill()
+        self.stats.add(containers_recycled=1)
+        with self._pool_lock:
+            self._live -= 1
+
+    def warm_up(self) -> None:
+        """Start the whole pool now rather than on the first jobs."""
+        containers = list(self._executor.map(lambda _: self._acquire(), range(self.pool_size)))
+        for container in containers:
+            self._release(container, healthy=True)
+
+    # ------------------------------------------------------------ running jobs
+
+    def run(self, jobs: Sequence[Job]) -> list[Verdict]:
+        if not jobs:
+            return []
+        self.check_ready()
+        chunks = _split(list(range(len(jobs))), self.pool_size)
+        verdicts: dict[int, Verdict] = {}
+        for part in self._executor.map(lambda idx: self._run_chunk(jobs, idx), chunks):
+            verdicts.update(part)
+        return [verdicts[i] for i in range(len(jobs))]
+
+    def _run_chunk(self, jobs: Sequence[Job], indices: list[int]) -> dict[int, Verdict]:
+        """Run ``indices`` on one container; after a fault, the rest go to a fresh one."""
+        verdicts: dict[int, Verdict] = {}
+        remaining = list(indices)
+        while remaining:
+            container = self._acquire()
+            batch = remaining
+            completed: dict[int, Verdict] = {}
+            try:
+                for position, verdict in container.run([jobs[i] for i in batch]):
+                    completed[batch[position]] = verdict
+            except _ContainerFault as fault:
+                self._release(container, healthy=False)
+                self.stats.add(faults=1)
+                verdicts.update(completed)
+                culprit = next(i for i in batch if i not in completed)
+                verdicts[culprit] = Verdict.unjudged(
+                    Status.ERROR,
+                    Reason.SANDBOX_FAULT,
+                    f"the sandbox container failed while judging this candidate ({fault});"
+                    " it was killed and replaced",
+                )
+                remaining = [i for i in batch if i not in verdicts]
+                continue
+            except BaseException:
+                self._release(container, healthy=False)
+                raise
+            self._release(container, healthy=True)
+            verdicts.update(completed)
+            remaining = []
+        return verdicts
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        while True:
+            try:
+                container = self._idle.get_nowait()
+            except queue.Empty:
+                break
+            container.kill()
+        self._executor.shutdown(wait=False)
+        atexit.unregister(self.close)
+
+
+def _split(indices: list[int], parts: int) -> list[list[int]]:
+    parts = max(1, min(parts, len(indices)))
+    size, extra = divmod(len(indices), parts)
+    chunks, start = [], 0
+    for part in range(parts):
+        end = start + size + (1 if part < extra else 0)
+        chunks.append(indices[start:end])
+        start = end
+    return chunks
+
+
+def remove_leftovers(client: Any = None, *, include_live_owners: bool = False) -> list[str]:
+    """Remove sandbox containers left by runs whose process is gone; return their ids.
+
+    A container's owner label is ``host:pid:nonce``; on this host a dead pid means a crashed run.
+    """
+    import docker
+
+    client = client or docker.from_env()
+    removed = []
+    host = socket.gethostname()
+    for container in client.containers.list(all=True, filters={"label": LABEL}):
+        owner = container.labels.get(OWNER_LABEL, "")
+        owner_host, _, rest = owner.partition(":")
+        pid = rest.partition(":")[0]
+        alive = owner_host == host and pid.isdigit() and _pid_alive(int(pid))
+        if include_live_owners or not alive:
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+                removed.append(container.id)
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

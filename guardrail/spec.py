@@ -1,0 +1,189 @@
+"""`Spec`: what a candidate must satisfy to be verified.
+
+A spec is a list of test statements (each a single ``assert`` line or a multi-line statement such
+as a ``try``/``except`` block), optional setup code that runs before the tests in the judge, and the
+name of the function the tests call (the entry point). Everything is parsed when the spec is built,
+so an unparseable test is a `SpecError` before any container starts.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from guardrail.errors import SpecError
+
+__all__ = ["Spec", "infer_entry_point"]
+
+
+class Spec(BaseModel):
+    """Tests that decide whether a candidate is correct.
+
+    Attributes:
+        tests: test statements, each parsed on its own; order is kept and reported.
+        setup: code run in the judge before the tests (imports, helpers, fixtures).
+        entry_point: the name the tests call; a candidate defining its function under another
+            name is bound to it when that is the only plausible function (the alias is recorded).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tests: tuple[str, ...]
+    setup: str = ""
+    entry_point: str
+
+    @field_validator("entry_point")
+    @classmethod
+    def _entry_point_is_identifier(cls, value: str) -> str:
+        if not value.isidentifier():
+            raise ValueError(f"entry point {value!r} is not a Python identifier")
+        return value
+
+    @model_validator(mode="after")
+    def _everything_parses(self) -> Spec:
+        _parse_or_raise(self.setup, "setup")
+        for number, test in enumerate(self.tests, start=1):
+            if not test.strip():
+                raise ValueError(f"test {number} is empty")
+            _parse_or_raise(test, f"test {number}")
+        return self
+
+    @classmethod
+    def build(cls, tests: Iterable[str], entry_point: str, setup: str = "") -> Spec:
+        """Build a spec, turning validation problems into a `SpecError` with a clear message."""
+        try:
+            return cls(tests=tuple(tests), entry_point=entry_point, setup=setup)
+        except ValueError as exc:  # pydantic.ValidationError is a ValueError
+            raise SpecError(_first_message(exc)) from None
+
+    @classmethod
+    def from_tests(
+        cls, tests: Iterable[str], entry_point: str | None = None, setup: str = ""
+    ) -> Spec:
+        """Like `build`, inferring the entry point from the tests when it is not given.
+
+        The inferred entry point is the first function the tests call that is neither a builtin
+        nor defined or imported by the setup (``assert add(1, 2) == 3`` gives ``add``).
+        """
+        tests = tuple(tests)
+        if entry_point is None:
+            entry_point = infer_entry_point(tests, setup)
+        return cls.build(tests, entry_point, setup)
+
+    @classmethod
+    def from_python(cls, source: str, entry_point: str, *, origin: str = "<tests>") -> Spec:
+        """A spec from Python source whose top-level statements are the tests.
+
+        Leading imports (and ``from`` imports) become the setup; every later top-level statement is
+        one test, so a multi-line ``try`` block stays one test.
+        """
+        try:
+            module = ast.parse(source, filename=origin)
+        except SyntaxError as exc:
+            raise SpecError(f"{origin}:{exc.lineno}: tests do not parse: {exc.msg}") from None
+        lines = source.splitlines()
+        setup: list[str] = []
+        tests: list[str] = []
+        for node in module.body:
+            text = _statement_source(lines, node)
+            if not tests and isinstance(node, ast.Import | ast.ImportFrom):
+                setup.append(text)
+            else:
+                tests.append(text)
+        if not tests:
+            raise SpecError(f"{origin}: no test statements found (only imports or nothing)")
+        return cls.build(tests, entry_point, "\n".join(setup))
+
+    @classmethod
+    def from_file(cls, path: Path, entry_point: str) -> Spec:
+        """A spec from a ``.py`` file (see `from_python`) or a ``.json`` list of test strings."""
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SpecError(f"{path}: cannot read tests: {exc}") from None
+        if path.suffix == ".json":
+            try:
+                data: Any = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise SpecError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+            if not isinstance(data, list) or not all(isinstance(t, str) for t in data):
+                raise SpecError(f"{path}: expected a JSON list of test strings")
+            try:
+                return cls.build(data, entry_point)
+            except SpecError as exc:
+                raise SpecError(f"{path}: {exc}") from None
+        return cls.from_python(text, entry_point, origin=str(path))
+
+    @property
+    def sha256(self) -> str:
+        """Stable digest of the spec, used in verdict cache keys."""
+        canonical = json.dumps(
+            {"tests": list(self.tests), "setup": self.setup, "entry_point": self.entry_point},
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def infer_entry_point(tests: Iterable[str], setup: str = "") -> str:
+    """The first called name in ``tests`` that is not a builtin and not bound by ``setup``."""
+    import builtins
+
+    bound = set(dir(builtins))
+    try:
+        for node in ast.walk(ast.parse(setup)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                bound.add(node.name)
+            elif isinstance(node, ast.alias):
+                bound.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bound.add(node.id)
+    except SyntaxError as exc:
+        raise SpecError(f"setup does not parse (line {exc.lineno}): {exc.msg}") from None
+    for number, test in enumerate(tests, start=1):
+        try:
+            tree = ast.parse(test)
+        except SyntaxError as exc:
+            raise SpecError(f"test {number} does not parse (line {exc.lineno}): {exc.msg}") from None
+        calls = sorted(
+            (n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)),
+            key=lambda n: (n.lineno, n.col_offset),
+        )
+        for call in calls:
+            assert isinstance(call.func, ast.Name)
+            if call.func.id not in bound:
+                return call.func.id
+    raise SpecError("cannot tell which function the tests call; pass the entry point name")
+
+
+def _parse_or_raise(source: str, what: str) -> None:
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        raise ValueError(f"{what} does not parse (line {exc.lineno}): {exc.msg}: {source!r}") from None
+
+
+def _statement_source(lines: list[str], node: ast.stmt) -> str:
+    end = node.end_lineno or node.lineno
+    first = node.lineno
+    # Decorators belong to the statement they decorate.
+    decorators = getattr(node, "decorator_list", [])
+    if decorators:
+        first = min(first, *(d.lineno for d in decorators))
+    return "\n".join(lines[first - 1 : end])
+
+
+def _first_message(exc: ValueError) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        location = ".".join(str(part) for part in first.get("loc", ()))
+        message = str(first.get("msg", exc)).removeprefix("Value error, ")
+        return f"{location}: {message}" if location else message
+    return str(exc)

@@ -1,0 +1,113 @@
+"""`Verdict`: what the sandbox concluded about one candidate.
+
+Statuses (only ``verified`` ever means "ran and passed every test"):
+
+* ``verified``      every test ran and passed in the judge;
+* ``failed``        at least one test failed (``FAIL``) or raised (``ERROR:<type>``);
+* ``error``         the candidate could not be judged because of itself: it does not parse, it
+                    raised or exited while loading, it has no entry point, it crashed mid-test;
+                    also the sandbox faults that end a job (an unresponsive container);
+* ``timeout``       the candidate ran out of wall-clock time;
+* ``unverifiable``  nothing could decide: no tests, non-Python text, a value that cannot cross
+                    the sandbox boundary as plain data.
+
+`reason` gives the precise cause in a stable machine-readable word. Per-test outcomes use the
+ExecRetrieval release's words: ``pass``, ``FAIL``, ``TIMEOUT``, ``ERROR:<type>``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Reason", "Status", "TestOutcome", "Verdict"]
+
+PASS = "pass"
+FAIL = "FAIL"
+TIMEOUT = "TIMEOUT"
+ERROR_PREFIX = "ERROR:"
+
+
+class Status(StrEnum):
+    """The five verdict statuses; see the module docstring."""
+
+    VERIFIED = "verified"
+    FAILED = "failed"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    UNVERIFIABLE = "unverifiable"
+
+
+class Reason(StrEnum):
+    """Why a verdict has its status (stable words for programs and reports)."""
+
+    PASSED = "passed"
+    TESTS_FAILED = "tests_failed"
+    SYNTAX_ERROR = "syntax_error"
+    NOT_PYTHON = "not_python"
+    MISSING_ENTRY_POINT = "missing_entry_point"
+    LOAD_ERROR = "load_error"
+    CANDIDATE_EXITED = "candidate_exited"
+    TIMEOUT = "timeout"
+    UNSERIALISABLE = "unserialisable"
+    NO_TESTS = "no_tests"
+    SETUP_ERROR = "setup_error"
+    PROTOCOL_VIOLATION = "protocol_violation"
+    SANDBOX_FAULT = "sandbox_fault"
+
+
+class TestOutcome(BaseModel):
+    """One test statement and what happened when the judge ran it."""
+
+    __test__ = False  # not a pytest class
+
+    model_config = ConfigDict(frozen=True)
+
+    test: str
+    outcome: str = Field(description="pass, FAIL, TIMEOUT or ERROR:<type>")
+    detail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == PASS
+
+
+class Verdict(BaseModel):
+    """The judge's conclusion about one candidate. Round-trips through JSON unchanged."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: Status
+    reason: Reason
+    message: str = ""
+    tests: tuple[TestOutcome, ...] = ()
+    alias: str | None = Field(
+        default=None, description="the candidate's function bound to the entry point, if renamed"
+    )
+    duration_s: float = 0.0
+    stdout: str = ""
+    stderr: str = ""
+    cached: bool = False
+
+    @property
+    def verified(self) -> bool:
+        return self.status is Status.VERIFIED
+
+    @property
+    def passed_tests(self) -> list[str]:
+        return [t.test for t in self.tests if t.passed]
+
+    @property
+    def failed_tests(self) -> list[str]:
+        return [t.test for t in self.tests if not t.passed]
+
+    @property
+    def outcomes(self) -> list[str]:
+        """Per-test outcome words in test order, as in the release's ``test_results``."""
+        return [t.outcome for t in self.tests]
+
+    @classmethod
+    def unjudged(cls, status: Status, reason: Reason, message: str) -> Verdict:
+        """A verdict reached without running any test (input problems, sandbox faults)."""
+        return cls(status=status, reason=reason, message=message)
