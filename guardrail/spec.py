@@ -77,11 +77,14 @@ class Spec(BaseModel):
         return cls.build(tests, entry_point, setup)
 
     @classmethod
-    def from_python(cls, source: str, entry_point: str, *, origin: str = "<tests>") -> Spec:
+    def from_python(
+        cls, source: str, entry_point: str | None = None, *, origin: str = "<tests>"
+    ) -> Spec:
         """A spec from Python source whose top-level statements are the tests.
 
         Leading imports (and ``from`` imports) become the setup; every later top-level statement is
-        one test, so a multi-line ``try`` block stays one test.
+        one test, so a multi-line ``try`` block stays one test. Without ``entry_point`` the name
+        is inferred from the tests (see `from_tests`).
         """
         try:
             module = ast.parse(source, filename=origin)
@@ -98,10 +101,13 @@ class Spec(BaseModel):
                 tests.append(text)
         if not tests:
             raise SpecError(f"{origin}: no test statements found (only imports or nothing)")
-        return cls.build(tests, entry_point, "\n".join(setup))
+        try:
+            return cls.from_tests(tests, entry_point, "\n".join(setup))
+        except SpecError as exc:
+            raise SpecError(f"{origin}: {exc}") from None
 
     @classmethod
-    def from_file(cls, path: Path, entry_point: str) -> Spec:
+    def from_file(cls, path: Path, entry_point: str | None = None) -> Spec:
         """A spec from a ``.py`` file (see `from_python`) or a ``.json`` list of test strings."""
         try:
             text = path.read_text(encoding="utf-8")
@@ -115,7 +121,7 @@ class Spec(BaseModel):
             if not isinstance(data, list) or not all(isinstance(t, str) for t in data):
                 raise SpecError(f"{path}: expected a JSON list of test strings")
             try:
-                return cls.build(data, entry_point)
+                return cls.from_tests(data, entry_point)
             except SpecError as exc:
                 raise SpecError(f"{path}: {exc}") from None
         return cls.from_python(text, entry_point, origin=str(path))

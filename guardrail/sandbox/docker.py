@@ -388,6 +388,14 @@ class DockerSandbox(Sandbox):
         with self._pool_lock:
             self._live -= 1
 
+    def inspect_live_container(self) -> dict[str, Any]:
+        """The engine's view (``docker inspect``) of one pool container, started if need be."""
+        container = self._acquire()
+        try:
+            return dict(self.client.api.inspect_container(container.container.id))
+        finally:
+            self._release(container, healthy=True)
+
     def warm_up(self) -> None:
         """Start the whole pool now rather than on the first jobs."""
         containers = list(self._executor.map(lambda _: self._acquire(), range(self.pool_size)))

@@ -371,8 +371,8 @@ class Judge:
             return _report("error", "candidate_exited", "the candidate exited while loading")
         except ValueError as exc:
             return _report("error", "protocol_violation", str(exc))
-        if not isinstance(hello, dict):
-            return _report("error", "protocol_violation", "the candidate's greeting is not an object")
+        if not isinstance(hello, dict) or "loaded" not in hello:
+            return _report("error", "protocol_violation", "the candidate's greeting is malformed")
         if not hello.get("loaded"):
             kind = str(hello.get("type"))
             reason = "missing_entry_point" if kind == "MissingEntryPoint" else "load_error"
@@ -551,20 +551,27 @@ def zygote_main(control: socket.socket) -> None:
 # ---------------------------------------------------------------- supervisor
 
 
-def _processes_of(uid: int) -> list[int]:
-    found = []
+def _processes_of(uid: int) -> tuple[int, int]:
+    """How many processes run under ``uid``: (alive, zombies waiting to be reaped)."""
+    alive = zombies = 0
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/status") as handle:
-                    for line in handle:
-                        if line.startswith("Uid:"):
-                            if int(line.split()[1]) == uid:
-                                found.append(int(entry))
-                            break
-            except OSError:
-                continue
-    return found
+        if not entry.isdigit():
+            continue
+        fields: dict[str, str] = {}
+        try:
+            with open(f"/proc/{entry}/status") as handle:
+                for line in handle:
+                    key, _, value = line.partition(":")
+                    if key in ("State", "Uid"):
+                        fields[key] = value.split()[0]
+        except (OSError, IndexError):
+            continue
+        if fields.get("Uid") == str(uid):
+            if fields.get("State") == "Z":
+                zombies += 1
+            else:
+                alive += 1
+    return alive, zombies
 
 
 def _owned_files(uid: int) -> bool:
@@ -612,11 +619,6 @@ def _reap_as(uid: int) -> None:
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
-
-
-def _cleanup(uid: int) -> None:
-    if _processes_of(uid) or _owned_files(uid):
-        _reap_as(uid)
 
 
 class Supervisor:
@@ -671,9 +673,8 @@ class Supervisor:
             except ProcessLookupError:
                 pass
         os.waitpid(judge_pid, 0)
-        _cleanup(candidate_uid)
-        _cleanup(judge_uid)
-        self._reap_orphans()
+        self._cleanup(candidate_uid)
+        self._cleanup(judge_uid)
         report["stdout"], report["stderr"] = (
             _read_output(fd, limits["output_chars"]) for fd in outputs
         )
@@ -681,6 +682,20 @@ class Supervisor:
             os.close(fd)
         report["duration_s"] = round(time.monotonic() - started, 6)
         return report
+
+    def _cleanup(self, uid: int) -> None:
+        """Leave nothing of ``uid`` behind: no process (not even a zombie), no file."""
+        for _ in range(2000):
+            self._reap_orphans()
+            alive, zombies = _processes_of(uid)
+            files = _owned_files(uid)
+            if not (alive or zombies or files):
+                return
+            if alive or files:
+                _reap_as(uid)
+            else:
+                time.sleep(0.001)  # killed processes still exiting; reap them next round
+        raise SystemExit(f"could not clean up after uid {uid}")  # the host recycles us
 
     def _reap_orphans(self) -> None:
         while True:

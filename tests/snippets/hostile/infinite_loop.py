@@ -1,0 +1,3 @@
+def square(x):
+    while True:
+        pass

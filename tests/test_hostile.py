@@ -1,0 +1,124 @@
+"""Hostile candidates are never verified and leave the pool healthy for the next candidate.
+
+Each file in snippets/hostile/ returns the right answer only if its attack worked, so a verdict
+of ``verified`` would mean the sandbox was beaten. All of them run in ONE batch on ONE container,
+each followed by a normal candidate (must verify) and a probe for leftovers (must find none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from guardrail.sandbox.base import Job
+from guardrail.sandbox.docker import DockerSandbox
+from guardrail.spec import Spec
+from guardrail.verdict import Reason, Status, Verdict
+
+pytestmark = pytest.mark.docker
+
+SNIPPETS = Path(__file__).parent / "snippets"
+HOSTILE = sorted((SNIPPETS / "hostile").glob("*.py"))
+SPEC = Spec.from_tests(
+    ["assert square(3) == 9", "assert square(7919) == 62710561", "assert square(-2) == 4"]
+)
+GOOD = "def square(x):\n    return x * x\n"
+PROBE = Job(
+    (SNIPPETS / "probes" / "no_strangers.py").read_text(),
+    Spec.from_tests(["assert leftovers() == {'processes': 0, 'files': []}"]),
+)
+
+# The verdict each attack must get: never verified, and each failure mode its own explicit status.
+EXPECTED = {
+    "always_equal": (Status.UNVERIFIABLE, Reason.UNSERIALISABLE),
+    "always_equal_int_subclass": (Status.UNVERIFIABLE, Reason.UNSERIALISABLE),
+    "fork_bomb": (Status.TIMEOUT, Reason.TIMEOUT),
+    "infinite_loop": (Status.TIMEOUT, Reason.TIMEOUT),
+    "memory_bomb": (Status.FAILED, Reason.TESTS_FAILED),
+    "os_exit_at_import": (Status.ERROR, Reason.CANDIDATE_EXITED),
+    "os_exit_in_function": (Status.ERROR, Reason.CANDIDATE_EXITED),
+    "sys_exit_at_import": (Status.ERROR, Reason.LOAD_ERROR),
+    "sys_exit_in_function": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_system_exit": (Status.FAILED, Reason.TESTS_FAILED),
+    "print_result_marker": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
+}
+
+
+@pytest.fixture(scope="module")
+def hostile_run() -> Iterator[dict[str, tuple[Verdict, Verdict, Verdict]]]:
+    with DockerSandbox(pool_size=1, timeout_s=2.0) as sandbox:
+        sandbox.check_ready()
+        jobs = []
+        for path in HOSTILE:
+            jobs += [Job(path.read_text(), SPEC), Job(GOOD, SPEC), PROBE]
+        verdicts = sandbox.run(jobs)
+        assert sandbox.stats.containers_started == 1, "the pool must survive every attack"
+    yield {
+        path.stem: (verdicts[3 * i], verdicts[3 * i + 1], verdicts[3 * i + 2])
+        for i, path in enumerate(HOSTILE)
+    }
+
+
+def test_the_hostile_suite_covers_every_attack_of_the_issue() -> None:
+    names = {path.stem for path in HOSTILE}
+    assert len(names) >= 22
+    assert set(EXPECTED) <= names
+
+
+@pytest.mark.parametrize("name", [path.stem for path in HOSTILE])
+def test_hostile_candidate_is_never_verified_and_the_pool_stays_healthy(
+    hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]], name: str
+) -> None:
+    attack, after, probe = hostile_run[name]
+    assert attack.status is not Status.VERIFIED, attack
+    if name in EXPECTED:
+        assert (attack.status, attack.reason) == EXPECTED[name], attack
+    assert after.status is Status.VERIFIED, f"a normal candidate after {name}: {after}"
+    assert probe.status is Status.VERIFIED, f"leftovers after {name}: {probe.tests}"
+
+
+def test_host_environment_is_invisible(
+    hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
+) -> None:
+    attack, _, _ = hostile_run["read_host_environment"]
+    # The candidate printed every variable it could see: only the runner's four.
+    assert "('PATH', " in attack.stdout
+    for variable in ("HOSTNAME", "GUARDRAIL", "DOCKER", "USER", "SHELL"):
+        assert variable not in attack.stdout
+
+
+def test_output_is_captured_and_truncated() -> None:
+    noisy = "def square(x):\n    print('x' * 100000)\n    return x * x\n"
+    with DockerSandbox(pool_size=1) as sandbox:
+        (verdict,) = sandbox.run([Job(noisy, SPEC)])
+    assert verdict.status is Status.VERIFIED
+    assert verdict.stdout.endswith("[... output truncated]")
+    assert len(verdict.stdout) < 5000
+
+
+def test_hunters_would_find_a_leak_if_there_were_one() -> None:
+    """Control for the hunting attacks: in a process that holds the tests they do succeed."""
+    namespace: dict[str, object] = {}
+    exec((SNIPPETS / "hostile" / "hunt_tests_in_own_memory.py").read_text(), namespace)
+    leaked_test = " ".join(SPEC.tests)  # the tests are now in this process's memory
+    square = namespace["square"]
+    assert callable(square)
+    assert square(7919) == 62710561, leaked_test
+
+
+def test_a_crashing_container_is_replaced_and_only_its_job_is_lost() -> None:
+    """An unresponsive container is killed by id; the next jobs run on a fresh one."""
+    stall = "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)\n"
+    with DockerSandbox(pool_size=1, timeout_s=1.0) as sandbox:
+        sandbox.grace_s = 1.0
+        container = sandbox._acquire()
+        sandbox._release(container, healthy=True)
+        container.container.pause()  # freeze the supervisor itself: it can no longer answer
+        verdicts = sandbox.run([Job(stall, SPEC), Job(GOOD, SPEC)])
+        assert sandbox.stats.faults == 1
+        assert sandbox.stats.containers_started == 2
+    assert verdicts[0].status is Status.ERROR
+    assert verdicts[0].reason is Reason.SANDBOX_FAULT
+    assert verdicts[1].status is Status.VERIFIED
