@@ -48,7 +48,9 @@ class SandboxError(GuardrailError):
 class EngineUnavailableError(SandboxError):
     """No Docker engine answers."""
 
-    hint = "start one with `scripts/docker-up` (or `sudo dockerd &`) and check `guardrail sandbox check`"
+    hint = (
+        "start one with `scripts/docker-up` (or `sudo dockerd &`), then `guardrail sandbox check`"
+    )
 
 
 class ImageNotFoundError(SandboxError):

@@ -41,7 +41,7 @@ class Policy(StrEnum):
 
 
 class Candidate(BaseModel):
-    """A retrieved code snippet. ``id``, ``score`` and ``metadata`` are carried through untouched."""
+    """A retrieved code snippet; ``id``, ``score`` and ``metadata`` are carried through as is."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -202,7 +202,9 @@ def _specs_for(codes: Sequence[str], spec: SpecArg) -> list[Spec | None]:
         return [spec] * len(codes)
     specs = list(spec)
     if len(specs) != len(codes):
-        raise ValueError(f"got {len(specs)} specs for {len(codes)} candidates; give one or one each")
+        raise ValueError(
+            f"got {len(specs)} specs for {len(codes)} candidates; give one or one each"
+        )
     return specs
 
 

@@ -156,7 +156,9 @@ def infer_entry_point(tests: Iterable[str], setup: str = "") -> str:
         try:
             tree = ast.parse(test)
         except SyntaxError as exc:
-            raise SpecError(f"test {number} does not parse (line {exc.lineno}): {exc.msg}") from None
+            raise SpecError(
+                f"test {number} does not parse (line {exc.lineno}): {exc.msg}"
+            ) from None
         calls = sorted(
             (n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)),
             key=lambda n: (n.lineno, n.col_offset),
@@ -172,7 +174,9 @@ def _parse_or_raise(source: str, what: str) -> None:
     try:
         ast.parse(source)
     except SyntaxError as exc:
-        raise ValueError(f"{what} does not parse (line {exc.lineno}): {exc.msg}: {source!r}") from None
+        raise ValueError(
+            f"{what} does not parse (line {exc.lineno}): {exc.msg}: {source!r}"
+        ) from None
 
 
 def _statement_source(lines: list[str], node: ast.stmt) -> str:

@@ -7,7 +7,6 @@ each followed by a normal candidate (must verify) and a probe for leftovers (mus
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,7 +46,7 @@ EXPECTED = {
 
 
 @pytest.fixture(scope="module")
-def hostile_run() -> Iterator[dict[str, tuple[Verdict, Verdict, Verdict]]]:
+def hostile_run() -> dict[str, tuple[Verdict, Verdict, Verdict]]:
     with DockerSandbox(pool_size=1, timeout_s=2.0) as sandbox:
         sandbox.check_ready()
         jobs = []
@@ -55,7 +54,7 @@ def hostile_run() -> Iterator[dict[str, tuple[Verdict, Verdict, Verdict]]]:
             jobs += [Job(path.read_text(), SPEC), Job(GOOD, SPEC), PROBE]
         verdicts = sandbox.run(jobs)
         assert sandbox.stats.containers_started == 1, "the pool must survive every attack"
-    yield {
+    return {
         path.stem: (verdicts[3 * i], verdicts[3 * i + 1], verdicts[3 * i + 2])
         for i, path in enumerate(HOSTILE)
     }

@@ -30,7 +30,9 @@ def _register_eval() -> None:
     except ImportError as exc:
         missing = str(exc)
 
-        @app.command("eval", help="Measure how often an agent acts on buggy code (needs guardrail-eval).")
+        @app.command(
+            "eval", help="Measure how often an agent acts on buggy code (needs guardrail-eval)."
+        )
         def eval_missing() -> None:
             from guardrail.cli.common import fail
 

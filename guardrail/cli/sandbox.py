@@ -10,6 +10,8 @@ from rich.table import Table
 
 from guardrail.cli.common import EXIT_UNAVAILABLE, console, reporting_errors
 from guardrail.cli.options import ImageOption
+from guardrail.errors import ImageNotFoundError
+from guardrail.sandbox.docker import DockerSandbox
 
 app = typer.Typer(help="Build, check and clean the Docker sandbox.", no_args_is_help=True)
 
@@ -20,24 +22,27 @@ def build(
     force: Annotated[bool, typer.Option(help="Rebuild even when the image exists.")] = False,
 ) -> None:
     """Build the sandbox image offline (debootstrap + docker import); needs root."""
-    from guardrail.sandbox.docker import DockerSandbox
     from guardrail.sandbox.image import build_image, default_image
 
     with reporting_errors():
         target = tag or default_image()
         sandbox = DockerSandbox(target)
         try:
-            if not force:
-                try:
-                    sandbox.check_ready()
-                    console.print(f"image [bold]{target}[/] already present ({sandbox.image_id})")
-                    return
-                except Exception:  # noqa: BLE001, S110 - absent image: build it below
-                    pass
+            if not force and _image_present(sandbox):
+                console.print(f"image [bold]{target}[/] already present ({sandbox.image_id})")
+                return
             build_image(target)
         finally:
             sandbox.close()
     console.print(f"built [bold]{target}[/]")
+
+
+def _image_present(sandbox: DockerSandbox) -> bool:
+    try:
+        sandbox.check_ready()
+    except ImageNotFoundError:
+        return False
+    return True
 
 
 @app.command()
@@ -46,7 +51,6 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Report the engine and image, and prove the hardening holds with probes in a container."""
-    from guardrail.sandbox.docker import DockerSandbox
     from guardrail.sandbox.doctor import check_sandbox
 
     with reporting_errors(), DockerSandbox(image, pool_size=1) as sandbox:

@@ -20,9 +20,10 @@ def register(app: typer.Typer) -> None:
     app.command("verify")(verify)
 
 
-def verify(
+def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never pass them positionally
     files: Annotated[
-        list[Path], typer.Argument(help="Code files, or .jsonl files with one {'code': ...} per line.")
+        list[Path],
+        typer.Argument(help="Code files, or .jsonl files with one {'code': ...} per line."),
     ],
     tests: Annotated[
         Path,

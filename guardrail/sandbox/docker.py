@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import json
 import os
 import queue
 import select
@@ -94,7 +95,7 @@ class SandboxStats:
                 setattr(self, name, getattr(self, name) + value)
 
 
-class _ContainerFault(Exception):
+class _ContainerFault(Exception):  # noqa: N818 - a fault, not an error of the caller
     """The container stopped answering or broke the protocol; it is discarded."""
 
     def __init__(self, message: str, completed: dict[int, Verdict]) -> None:
@@ -147,8 +148,13 @@ class _Container:
         sandbox.stats.add(containers_started=1)
         try:
             self.send_raw(b"%010d" % len(RUNNER_SOURCE) + RUNNER_SOURCE)
-            self.send({"uid_base": sandbox.uid_base(), "timeout_s": limits.timeout_s,
-                       "limits": sandbox.process_limits()})
+            self.send(
+                {
+                    "uid_base": sandbox.uid_base(),
+                    "timeout_s": limits.timeout_s,
+                    "limits": sandbox.process_limits(),
+                }
+            )
             hello = self.receive(time.monotonic() + sandbox.start_timeout_s)
         except _ContainerFault as fault:
             self.kill()
@@ -179,7 +185,7 @@ class _Container:
                     raise _ContainerFault("oversized frame from the supervisor", {})
                 if len(self.buffer) >= 4 + size:
                     payload, self.buffer = self.buffer[4 : 4 + size], self.buffer[4 + size :]
-                    return runner.json.loads(payload)
+                    return json.loads(payload)
             self._read_docker_frame(deadline)
 
     def _read_docker_frame(self, deadline: float) -> None:

@@ -18,7 +18,7 @@ from guardrail.spec import Spec
 
 __all__ = ["Check", "DoctorReport", "check_sandbox"]
 
-PROBE = '''
+PROBE = """
 import os
 import resource
 import socket
@@ -72,7 +72,7 @@ def probe():
         "env": sorted(os.environ),
         "pid1_environ_readable": _readable("/proc/1/environ"),
     }
-'''
+"""
 
 PROPERTIES = {
     "candidate runs as an unprivileged user": "assert probe()['uid'] >= 1000",
@@ -128,8 +128,10 @@ def _container_checks(attrs: dict[str, Any]) -> list[Check]:
         ("container: network mode none", host.get("NetworkMode") == "none"),
         ("container: read-only rootfs", host.get("ReadonlyRootfs") is True),
         ("container: all capabilities dropped", "ALL" in (host.get("CapDrop") or [])),
-        ("container: only SETUID/SETGID/KILL added", caps <= {"SETUID", "SETGID", "KILL",
-                                                             "CAP_SETUID", "CAP_SETGID", "CAP_KILL"}),
+        (
+            "container: only SETUID/SETGID/KILL added",
+            caps <= {"SETUID", "SETGID", "KILL", "CAP_SETUID", "CAP_SETGID", "CAP_KILL"},
+        ),
         ("container: no-new-privileges", "no-new-privileges" in (host.get("SecurityOpt") or [])),
         ("container: pids limit", (host.get("PidsLimit") or 0) > 0),
         ("container: memory limit", (host.get("Memory") or 0) > 0),

@@ -36,6 +36,7 @@ import ast
 import base64
 import builtins
 import collections
+import contextlib
 import decimal
 import fractions
 import json
@@ -47,7 +48,7 @@ import socket
 import struct
 import sys
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 PROTOCOL = 1
 MAX_FRAME = 16 * 1024 * 1024
@@ -102,6 +103,11 @@ class Unserialisable(Exception):
 
 
 _MAX_DEPTH = 200
+_MAPPING_TAGS: dict[type, str] = {
+    dict: "d",
+    collections.OrderedDict: "od",
+    collections.Counter: "ctr",
+}
 
 
 def encode(value: object, depth: int = 0) -> Any:
@@ -115,31 +121,31 @@ def encode(value: object, depth: int = 0) -> Any:
     kind = type(value)
     if value is None or kind in (bool, int, str):
         return value
-    if kind is float:
-        return {"f": repr(value)}
     inner = depth + 1
-    if kind is list:
-        return [encode(item, inner) for item in value]  # type: ignore[attr-defined]
-    if kind is tuple:
-        return {"t": [encode(item, inner) for item in value]}  # type: ignore[attr-defined]
-    if kind is dict or kind is collections.OrderedDict or kind is collections.Counter:
-        tag = {dict: "d", collections.OrderedDict: "od", collections.Counter: "ctr"}[kind]
-        pairs = [[encode(k, inner), encode(v, inner)] for k, v in value.items()]  # type: ignore[attr-defined]
-        return {tag: pairs}
-    if kind is set or kind is frozenset:
-        return {"s" if kind is set else "fs": [encode(item, inner) for item in value]}  # type: ignore[attr-defined]
-    if kind is collections.deque:
-        return {"dq": [encode(item, inner) for item in value]}  # type: ignore[attr-defined]
-    if kind is bytes or kind is bytearray:
-        return {"b" if kind is bytes else "ba": base64.b64encode(value).decode("ascii")}  # type: ignore[arg-type]
-    if kind is complex:
-        return {"c": [repr(value.real), repr(value.imag)]}  # type: ignore[attr-defined]
-    if kind is range:
-        return {"r": [value.start, value.stop, value.step]}  # type: ignore[attr-defined]
-    if kind is decimal.Decimal:
+    if type(value) is float:
+        return {"f": repr(value)}
+    if type(value) is list:
+        return [encode(item, inner) for item in value]
+    if type(value) is tuple:
+        return {"t": [encode(item, inner) for item in value]}
+    if type(value) in _MAPPING_TAGS:
+        mapping: dict[Any, Any] = value  # type: ignore[assignment]  # narrowed by the check
+        pairs = [[encode(k, inner), encode(v, inner)] for k, v in mapping.items()]
+        return {_MAPPING_TAGS[kind]: pairs}
+    if type(value) is set or type(value) is frozenset:
+        return {"s" if kind is set else "fs": [encode(item, inner) for item in value]}
+    if type(value) is collections.deque:
+        return {"dq": [encode(item, inner) for item in value]}
+    if type(value) is bytes or type(value) is bytearray:
+        return {"b" if kind is bytes else "ba": base64.b64encode(value).decode("ascii")}
+    if type(value) is complex:
+        return {"c": [repr(value.real), repr(value.imag)]}
+    if type(value) is range:
+        return {"r": [value.start, value.stop, value.step]}
+    if type(value) is decimal.Decimal:
         return {"dec": str(value)}
-    if kind is fractions.Fraction:
-        return {"frac": [value.numerator, value.denominator]}  # type: ignore[attr-defined]
+    if type(value) is fractions.Fraction:
+        return {"frac": [value.numerator, value.denominator]}
     raise Unserialisable(f"a value of type {kind.__qualname__} cannot cross as plain data")
 
 
@@ -158,7 +164,8 @@ def decode(data: Any) -> Any:
         return tuple(decode(item) for item in payload)
     if tag in ("d", "od", "ctr"):
         factory = {"d": dict, "od": collections.OrderedDict, "ctr": collections.Counter}[tag]
-        return factory((decode(k), decode(v)) for k, v in payload)
+        # Built from a dict: Counter(pairs) would count the pairs instead of taking them.
+        return factory({decode(k): decode(v) for k, v in payload})
     if tag in ("s", "fs"):
         return (set if tag == "s" else frozenset)(decode(item) for item in payload)
     if tag == "dq":
@@ -190,11 +197,24 @@ def write_back(original: Any, updated: Any) -> None:
         original.extend(updated)
 
 
-_MUTABLE = (list, dict, set, bytearray, collections.deque, collections.OrderedDict, collections.Counter)
+_MUTABLE = (
+    list,
+    dict,
+    set,
+    bytearray,
+    collections.deque,
+    collections.OrderedDict,
+    collections.Counter,
+)
 
-# ---------------------------------------------------------------- static checks (host and container)
+# ---------------------------------------------------------------- static checks (host too)
 
-_CODE_HINT = re.compile(r"\bdef\b|\blambda\b|\breturn\b|\bimport\b|=|\bclass\b")
+# A line that starts like Python: text that does not parse and has none is prose, not code.
+_CODE_HINT = re.compile(
+    r"^\s*(def |class |import |from \S+ import |@\w|return\b|(if|for|while|with|try)\b.*:\s*$"
+    r"|[\w.\[\]]+\s*[-+*/]?=)",
+    re.MULTILINE,
+)
 
 
 def precheck(code: str) -> tuple[str, str] | None:
@@ -218,14 +238,17 @@ def plausible_functions(code: str) -> list[str]:
     defined = [
         node.name
         for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("_")
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and not node.name.startswith("_")
     ]
     called = {
         node.func.id
         for top in tree.body
         if isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef)
         for node in ast.walk(top)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id != top.name
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id != top.name
     }
     return [name for name in defined if name not in called] or defined
 
@@ -243,7 +266,7 @@ def candidate_serve(channel: int, code: str, entry_point: str) -> None:
     namespace: dict[str, Any] = {"__name__": "__candidate__", "__builtins__": builtins}
     try:
         exec(compile(code, "<candidate>", "exec"), namespace)
-    except BaseException as exc:  # noqa: BLE001 - SystemExit at import is a load failure too
+    except BaseException as exc:
         write_frame(channel, {"loaded": False, **_describe_exception(exc)})
         return
     functions = {
@@ -258,8 +281,12 @@ def candidate_serve(channel: int, code: str, entry_point: str) -> None:
             defined = ", ".join(sorted(functions)) or "no functions"
             write_frame(
                 channel,
-                {"loaded": False, "type": "MissingEntryPoint", "bases": [],
-                 "message": f"the tests call {entry_point!r}; the candidate defines {defined}"},
+                {
+                    "loaded": False,
+                    "type": "MissingEntryPoint",
+                    "bases": [],
+                    "message": f"the tests call {entry_point!r}; the candidate defines {defined}",
+                },
             )
             return
         alias = choices[0]
@@ -272,7 +299,7 @@ def candidate_serve(channel: int, code: str, entry_point: str) -> None:
         kwargs = {key: decode(item) for key, item in request["kwargs"].items()}
         try:
             result = target(*args, **kwargs)
-        except BaseException as exc:  # noqa: BLE001 - every exception crosses as data
+        except BaseException as exc:
             reply: dict[str, Any] = {"raised": _describe_exception(exc)}
         else:
             try:
@@ -289,7 +316,7 @@ def candidate_serve(channel: int, code: str, entry_point: str) -> None:
 # ---------------------------------------------------------------- judge process
 
 
-class _Fault(BaseException):  # noqa: N818 - BaseException so `except Exception` in a test cannot hide it
+class _Fault(BaseException):
     """The call could not be judged; the outcome word is in ``args[0]``."""
 
 
@@ -303,12 +330,14 @@ def _rebuild_exception(info: dict[str, Any]) -> BaseException:
     for base_name in info.get("bases", []):
         base = getattr(builtins, str(base_name), None)
         if isinstance(base, type) and issubclass(base, Exception):
-            cls = base if base_name == name else type(name, (base,), {})
+            cls: type[Exception] = base if base_name == name else type(name, (base,), {})
             try:
-                return cls(message)
+                rebuilt: BaseException = cls(message)
             except TypeError:
                 break
-    return type(name, (CandidateRaised,), {})(message)
+            return rebuilt
+    stand_in: type[Exception] = type(name, (CandidateRaised,), {})
+    return stand_in(message)
 
 
 class Judge:
@@ -318,6 +347,7 @@ class Judge:
         self.channel = channel
         self.deadline = deadline
         self.fault: str | None = None  # sticky: once set, every later test reports it
+        self.last_fault: tuple[str, str] | None = None  # the latest fault within one test
 
     def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self.fault:
@@ -356,7 +386,7 @@ class Judge:
         except (KeyError, ValueError, TypeError) as exc:
             self._fail("ERROR:ProtocolViolation", f"malformed reply: {exc}")
 
-    def _fail(self, outcome: str, detail: str, *, sticky: bool = True) -> Any:
+    def _fail(self, outcome: str, detail: str, *, sticky: bool = True) -> NoReturn:
         self.last_fault = (outcome, detail)
         if sticky:
             self.fault = outcome
@@ -380,7 +410,7 @@ class Judge:
         namespace: dict[str, Any] = {"__name__": "__judge__"}
         try:
             exec(compile(job["setup"], "<setup>", "exec"), namespace)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             return _report("error", "setup_error", f"the spec's setup raised {exc!r}"[:2000])
         for name in _names_to_bind(hello.get("functions"), job, namespace):
             namespace[name] = self._proxy(name)
@@ -388,6 +418,9 @@ class Judge:
         report = _report(*_status_of(tests), alias=hello.get("alias"))
         report["tests"] = tests
         return report
+
+    def _fault_during_test(self) -> tuple[str, str] | None:
+        return self.last_fault
 
     def _proxy(self, name: str) -> Any:
         def proxy(*args: Any, **kwargs: Any) -> Any:
@@ -398,19 +431,28 @@ class Judge:
 
     def _run_test(self, test: str, namespace: dict[str, Any]) -> dict[str, str]:
         if self.fault:
-            return {"test": test, "outcome": self.fault, "detail": "not run: an earlier test ended the candidate"}
-        self.last_fault: tuple[str, str] | None = None
+            return {
+                "test": test,
+                "outcome": self.fault,
+                "detail": "not run: an earlier test ended the candidate",
+            }
+        self.last_fault = None
         try:
             exec(compile(test, "<test>", "exec"), namespace)
         except _Fault:
             pass
         except AssertionError as exc:
             return {"test": test, "outcome": "FAIL", "detail": str(exc)[:500]}
-        except BaseException as exc:  # noqa: BLE001 - a test that raises is an ERROR outcome
-            return {"test": test, "outcome": f"ERROR:{type(exc).__name__}", "detail": str(exc)[:500]}
+        except BaseException as exc:
+            return {
+                "test": test,
+                "outcome": f"ERROR:{type(exc).__name__}",
+                "detail": str(exc)[:500],
+            }
         # A fault caught by the test itself (``except BaseException``) still decides the outcome.
-        if self.last_fault is not None:
-            outcome, detail = self.last_fault
+        fault = self._fault_during_test()
+        if fault is not None:
+            outcome, detail = fault
             return {"test": test, "outcome": outcome, "detail": detail[:500]}
         return {"test": test, "outcome": "pass", "detail": ""}
 
@@ -488,7 +530,9 @@ def _become(uid: int, limits: dict[str, int], oom_score_adj: int) -> None:
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
     os.environ.clear()
-    os.environ.update({"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"})
+    os.environ.update(
+        {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+    )
     os.chdir("/tmp")
 
 
@@ -512,7 +556,16 @@ def zygote_main(control: socket.socket) -> None:
     """Fork candidates on request. Forked before any job, so it never held a test."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     # Warm the modules candidates import most, so each fork starts with them loaded.
-    for module in ("typing", "math", "itertools", "functools", "heapq", "bisect", "string", "datetime"):
+    for module in (
+        "typing",
+        "math",
+        "itertools",
+        "functools",
+        "heapq",
+        "bisect",
+        "string",
+        "datetime",
+    ):
         __import__(module)
     while True:
         try:
@@ -590,7 +643,7 @@ def _owned_files(uid: int) -> bool:
 
 
 def _reap_as(uid: int) -> None:
-    """As ``uid``: SIGKILL everything it runs (``kill(-1)`` spares only the caller), delete its files."""
+    """As ``uid``: SIGKILL all it runs (``kill(-1)`` spares only the caller); delete its files."""
     import shutil
 
     pid = os.fork()
@@ -637,10 +690,16 @@ class Supervisor:
         judge_uid = candidate_uid + 1
         limits = self.config["limits"]
         judge_end, candidate_end = socket.socketpair()
-        outputs = [_private_file(f"/tmp/.guardrail-{name}-{self.serial}") for name in ("out", "err")]
+        outputs = [
+            _private_file(f"/tmp/.guardrail-{name}-{self.serial}") for name in ("out", "err")
+        ]
         request = json.dumps(
-            {"uid": candidate_uid, "limits": limits, "code": job["code"],
-             "entry_point": job["entry_point"]}
+            {
+                "uid": candidate_uid,
+                "limits": limits,
+                "code": job["code"],
+                "entry_point": job["entry_point"],
+            }
         ).encode()
         socket.send_fds(
             self.zygote, [_HEADER.pack(len(request))], [candidate_end.fileno(), *outputs]
@@ -668,10 +727,8 @@ class Supervisor:
             report = _report("error", "sandbox_fault", "the judge ended without a report")
         os.close(report_r)
         for pid in (candidate_pid, judge_pid):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         os.waitpid(judge_pid, 0)
         self._cleanup(candidate_uid)
         self._cleanup(judge_uid)
@@ -710,7 +767,7 @@ class Supervisor:
 
 
 def _private_file(path: str) -> int:
-    """A file only this process can open (root-owned, 0600), unlinked at once; the fd is passed on."""
+    """A file only this process can open (root, 0600), unlinked at once; its fd is passed on."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     os.unlink(path)
     return fd

@@ -1,0 +1,181 @@
+"""The Gate over the real Docker sandbox: verdicts, aliasing, data crossing, cache, fail-closed."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from guardrail.cache import VerdictCache
+from guardrail.errors import EngineUnavailableError, ImageNotFoundError
+from guardrail.gate import Candidate, Gate, Policy
+from guardrail.sandbox.docker import DockerSandbox
+from guardrail.spec import Spec
+from guardrail.verdict import Reason, Status
+
+pytestmark = pytest.mark.docker
+
+ADD = Spec.from_tests(["assert add(1, 2) == 3", "assert add(-1, 1) == 0"])
+GOOD = "def add(a, b):\n    return a + b\n"
+BAD = "def add(a, b):\n    return a - b\n"
+
+
+def test_input_problems_each_get_their_own_non_verified_verdict(gate: Gate) -> None:
+    codes = [
+        "def add(a, b):\n    return a +\n",  # syntax error
+        "Add the two numbers and give back the sum.",  # not Python at all
+        "def plus(a, b):\n    return a + b\n\ndef minus(a, b):\n    return a - b\n",  # ambiguous
+        "x = 1\n",  # no function at all
+        "raise ImportError('no numpy here')\n",  # fails while loading
+    ]
+    verdicts = gate.verify(codes, ADD)
+    got = [(v.status, v.reason) for v in verdicts]
+    assert got == [
+        (Status.ERROR, Reason.SYNTAX_ERROR),
+        (Status.UNVERIFIABLE, Reason.NOT_PYTHON),
+        (Status.ERROR, Reason.MISSING_ENTRY_POINT),
+        (Status.ERROR, Reason.MISSING_ENTRY_POINT),
+        (Status.ERROR, Reason.LOAD_ERROR),
+    ]
+    assert "line 2" in verdicts[0].message
+    assert "'add'" in verdicts[2].message and "minus, plus" in verdicts[2].message
+    assert "ImportError: no numpy here" in verdicts[4].message
+    assert all(v.message for v in verdicts)
+
+
+def test_entry_point_alias_is_bound_and_recorded(gate: Gate) -> None:
+    code = "def _check(x):\n    return x\n\ndef total(a, b):\n    return _check(a) + b\n"
+    (verdict,) = gate.verify([code], ADD)
+    assert verdict.status is Status.VERIFIED
+    assert verdict.alias == "total"
+
+
+def test_helpers_are_not_plausible_entry_points(gate: Gate) -> None:
+    code = "def twice(x):\n    return 2 * x\n\ndef combine(a, b):\n    return twice(a) - a + b\n"
+    (verdict,) = gate.verify([code], ADD)
+    assert (verdict.status, verdict.alias) == (Status.VERIFIED, "combine")
+
+
+def test_in_place_mutation_is_written_back(gate: Gate) -> None:
+    spec = Spec.from_tests(
+        [
+            "xs = [3, 1, 2]\nassert sort_in_place(xs) is None\nassert xs == [1, 2, 3]",
+            "d = {}\nsort_in_place([], into=d)\nassert d == {'sorted': True}",
+        ]
+    )
+    code = (
+        "def sort_in_place(items, into=None):\n    items.sort()\n"
+        "    if into is not None:\n        into['sorted'] = True\n"
+    )
+    lazy = "def sort_in_place(items, into=None):\n    items = sorted(items)\n"
+    verdicts = gate.verify([code, lazy], spec)
+    assert verdicts[0].status is Status.VERIFIED, verdicts[0]
+    assert verdicts[1].status is Status.FAILED
+
+
+def test_exceptions_cross_with_their_builtin_type(gate: Gate) -> None:
+    spec = Spec.from_tests(
+        [
+            "try:\n    root(-1)\nexcept ValueError:\n    pass\nelse:\n    raise AssertionError",
+            "assert root(9) == 3",
+        ]
+    )
+    custom = "class NegativeError(ValueError):\n    pass\n\ndef root(x):\n"
+    custom += "    if x < 0:\n        raise NegativeError(x)\n    return int(x ** 0.5)\n"
+    wrong_type = (
+        "def root(x):\n    if x < 0:\n        raise TypeError(x)\n    return int(x ** 0.5)\n"
+    )
+    verdicts = gate.verify([custom, wrong_type], spec)
+    assert verdicts[0].status is Status.VERIFIED
+    assert verdicts[1].status is Status.FAILED
+    assert verdicts[1].tests[0].outcome == "ERROR:TypeError"
+
+
+def test_a_callback_argument_cannot_be_judged(gate: Gate) -> None:
+    spec = Spec.from_tests(["assert apply(lambda v: v + 1, 1) == 2"])
+    (verdict,) = gate.verify(["def apply(f, x):\n    return f(x)\n"], spec)
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
+    assert verdict.outcomes == ["ERROR:Unserialisable"]
+
+
+def test_a_test_that_swallows_every_exception_still_reports_the_fault(gate: Gate) -> None:
+    spec = Spec.from_tests(["try:\n    assert add(1, 2) == 3\nexcept BaseException:\n    pass"])
+    (verdict,) = gate.verify(["import os\ndef add(a, b):\n    os._exit(0)\n"], spec)
+    assert verdict.status is Status.ERROR
+    assert verdict.outcomes == ["ERROR:CandidateExited"]
+
+
+def test_no_tests_means_unverifiable_without_running(gate: Gate) -> None:
+    (verdict,) = gate.verify([GOOD], None)
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.NO_TESTS)
+
+
+def test_one_spec_per_candidate(gate: Gate) -> None:
+    other = Spec.from_tests(["assert add(5, 1) == 4"])
+    verdicts = gate.verify([BAD, BAD], [ADD, other])
+    assert [v.status for v in verdicts] == [Status.FAILED, Status.VERIFIED]
+    with pytest.raises(ValueError, match="2 specs for 1 candidates"):
+        gate.verify([GOOD], [ADD, ADD])
+
+
+def test_policies_over_real_verdicts(gate: Gate) -> None:
+    candidates = [
+        Candidate(code=BAD, id="buggy clone"),
+        Candidate(code="def add(a, b): return a +", id="broken"),
+        Candidate(code=GOOD, id="canonical"),
+    ]
+    rerank = gate.gate(candidates, ADD, policy=Policy.RERANK)
+    assert [item.candidate.id for item in rerank.kept] == ["canonical"]
+    assert [item.retrieval_rank for item in rerank.judged] == [0, 1, 2]
+    no_spec = gate.gate(candidates, [ADD, ADD, None], policy="rerank")
+    assert [item.candidate.id for item in no_spec.kept] == ["canonical"]
+    abstain = gate.gate(candidates[:2], ADD, policy=Policy.ABSTAIN)
+    assert abstain.kept == () and abstain.abstained
+
+
+def test_async_path_shares_the_implementation(gate: Gate) -> None:
+    async def both() -> list[Status]:
+        first, second = await asyncio.gather(
+            gate.averify([GOOD, BAD], ADD), gate.agate([Candidate(code=GOOD)], ADD)
+        )
+        return [v.status for v in first] + [second.kept[0].verdict.status]
+
+    assert asyncio.run(both()) == [Status.VERIFIED, Status.FAILED, Status.VERIFIED]
+
+
+def test_the_cache_serves_a_repeat_without_starting_a_container(tmp_path: Path) -> None:
+    cache = VerdictCache(tmp_path / "verdicts.sqlite")
+    with DockerSandbox(pool_size=1) as first:
+        verdicts = Gate(first, cache=cache).verify([GOOD, BAD], ADD)
+        assert first.stats.containers_started == 1
+    with DockerSandbox(pool_size=1) as second:
+        again = Gate(second, cache=cache).verify([GOOD, BAD], ADD)
+        assert second.stats.containers_started == 0
+        assert second.stats.jobs_run == 0
+    assert [v.status for v in again] == [v.status for v in verdicts]
+    assert all(v.cached for v in again) and not any(v.cached for v in verdicts)
+    assert cache.hits == 2
+
+
+def test_timeouts_are_never_cached(tmp_path: Path) -> None:
+    cache = VerdictCache(tmp_path / "verdicts.sqlite")
+    with DockerSandbox(pool_size=1, timeout_s=0.5) as sandbox:
+        gate = Gate(sandbox, cache=cache)
+        (verdict,) = gate.verify(["def add(a, b):\n    while True: pass\n"], ADD)
+    assert verdict.status is Status.TIMEOUT
+    assert len(cache) == 0
+
+
+def test_an_unreachable_engine_raises_instead_of_verifying(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    gate = Gate(DockerSandbox(), cache=False)
+    with pytest.raises(EngineUnavailableError, match="no Docker engine answers"):
+        gate.verify([GOOD], ADD)
+
+
+def test_a_missing_image_raises_with_a_hint() -> None:
+    gate = Gate(DockerSandbox("guardrail-sandbox:does-not-exist"), cache=False)
+    with pytest.raises(ImageNotFoundError) as raised:
+        gate.verify([GOOD], ADD)
+    assert "guardrail sandbox build" in raised.value.hint

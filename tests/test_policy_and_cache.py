@@ -1,0 +1,123 @@
+"""Policy ordering and the verdict cache, on constructed verdicts (no sandbox involved)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import guardrail
+from guardrail.cache import VerdictCache
+from guardrail.gate import Candidate, GatedCandidate, Policy, apply_policy
+from guardrail.spec import Spec
+from guardrail.verdict import Reason, Status, TestOutcome, Verdict
+
+VERDICTS = {
+    Status.VERIFIED: Verdict(status=Status.VERIFIED, reason=Reason.PASSED),
+    Status.FAILED: Verdict(status=Status.FAILED, reason=Reason.TESTS_FAILED),
+    Status.ERROR: Verdict(status=Status.ERROR, reason=Reason.LOAD_ERROR),
+    Status.TIMEOUT: Verdict(status=Status.TIMEOUT, reason=Reason.TIMEOUT),
+    Status.UNVERIFIABLE: Verdict(status=Status.UNVERIFIABLE, reason=Reason.NO_TESTS),
+}
+
+
+def _judged(*statuses: Status) -> list[GatedCandidate]:
+    return [
+        GatedCandidate(
+            candidate=Candidate(code="", id=f"{rank}:{status}"),
+            verdict=VERDICTS[status],
+            retrieval_rank=rank,
+        )
+        for rank, status in enumerate(statuses)
+    ]
+
+
+def _ids(items: list[GatedCandidate]) -> list[str]:
+    return [item.candidate.id for item in items]
+
+
+def test_rerank_puts_verified_first_then_unverifiable_and_drops_the_rest() -> None:
+    judged = _judged(
+        Status.FAILED,
+        Status.UNVERIFIABLE,
+        Status.VERIFIED,
+        Status.TIMEOUT,
+        Status.VERIFIED,
+        Status.ERROR,
+    )
+    assert _ids(apply_policy(judged, Policy.RERANK)) == [
+        "2:verified",
+        "4:verified",
+        "1:unverifiable",
+    ]
+    assert _ids(apply_policy(judged, Policy.FILTER)) == ["2:verified", "4:verified"]
+    assert _ids(apply_policy(judged, Policy.ABSTAIN)) == [
+        "2:verified",
+        "4:verified",
+        "1:unverifiable",
+    ]
+
+
+def test_abstain_hands_over_nothing_when_nothing_verified() -> None:
+    judged = _judged(Status.FAILED, Status.UNVERIFIABLE)
+    assert apply_policy(judged, Policy.ABSTAIN) == []
+    assert _ids(apply_policy(judged, Policy.RERANK)) == ["1:unverifiable"]
+
+
+def test_verdict_json_round_trip() -> None:
+    verdict = Verdict(
+        status=Status.FAILED,
+        reason=Reason.TESTS_FAILED,
+        message="1 of 2 tests failed",
+        tests=(
+            TestOutcome(test="assert f(1) == 1", outcome="pass"),
+            TestOutcome(test="assert f(2) == 3", outcome="FAIL", detail=""),
+        ),
+        alias="g",
+        duration_s=0.01,
+        stdout="out",
+        stderr="err",
+    )
+    assert Verdict.model_validate_json(verdict.model_dump_json()) == verdict
+    assert verdict.outcomes == ["pass", "FAIL"]
+    assert verdict.failed_tests == ["assert f(2) == 3"]
+
+
+def test_cache_keys_on_code_spec_and_sandbox(tmp_path: Path) -> None:
+    cache = VerdictCache(tmp_path / "v.sqlite")
+    spec = Spec.build(["assert f() == 1"], "f")
+    verdict = VERDICTS[Status.VERIFIED]
+    assert cache.put("code", spec, "image-a", verdict)
+    assert cache.get("code", spec, "image-a") == verdict.model_copy(update={"cached": True})
+    assert cache.get("code", spec, "image-b") is None
+    assert cache.get("other code", spec, "image-a") is None
+    assert cache.get("code", Spec.build(["assert f() == 2"], "f"), "image-a") is None
+    assert not cache.put("code", spec, "image-a", VERDICTS[Status.TIMEOUT])
+    cache.close()
+    assert len(VerdictCache(tmp_path / "v.sqlite")) == 1  # persisted
+
+
+def test_public_api_is_pinned() -> None:
+    assert sorted(guardrail.__all__) == [
+        "Candidate",
+        "CandidateFileError",
+        "DockerSandbox",
+        "EngineUnavailableError",
+        "Gate",
+        "GateResult",
+        "GatedCandidate",
+        "GuardrailError",
+        "ImageNotFoundError",
+        "InputError",
+        "Job",
+        "Policy",
+        "Reason",
+        "Sandbox",
+        "SandboxError",
+        "SandboxLimits",
+        "Spec",
+        "SpecError",
+        "Status",
+        "TestOutcome",
+        "Verdict",
+        "VerdictCache",
+        "apply_policy",
+    ]
