@@ -1,0 +1,117 @@
+"""Typed errors raised by guardrail-eval.
+
+Every eval error is an `EvalError`; the ones caused by bad input are also a
+`guardrail.errors.InputError`, so the CLI maps them to exit code 2 like the core's own::
+
+    GuardrailError (guardrail.errors)
+    ├── InputError
+    │   ├── PoolFormatError      (also EvalError) a pool file that cannot be used: bad JSON,
+    │   │                        a missing or mistyped field, an unknown or duplicate id
+    │   ├── ResultsFormatError   (also EvalError) a results/<model>.json that cannot be used
+    │   └── EvalSettingError     (also EvalError) an eval setting that cannot be used
+    └── EvalError                every error raised by guardrail-eval
+        └── OutputError          an output file (pool, results, report) cannot be written
+
+Format errors carry the file, the 1-based line and the field, and their message starts with
+``file:line:`` so that an editor can jump to it. pydantic's validation errors are translated here
+and nowhere else (`describe_validation_error`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from guardrail.errors import GuardrailError, InputError
+
+__all__ = [
+    "EvalError",
+    "EvalSettingError",
+    "FileFormatError",
+    "OutputError",
+    "PoolFormatError",
+    "ResultsFormatError",
+    "describe_validation_error",
+    "format_location",
+]
+
+
+class EvalError(GuardrailError):
+    """Base class of every error guardrail-eval raises on purpose."""
+
+
+class EvalSettingError(EvalError, InputError):
+    """An eval setting that cannot be used (for example ``--visible-tests 0``)."""
+
+
+class OutputError(EvalError):
+    """An output file cannot be written (permissions, a full disk, a path that is a file)."""
+
+    hint = "choose another output directory with --out, or free some space"
+
+
+class FileFormatError(EvalError, InputError):
+    """A file that cannot be used, with where the problem is.
+
+    Attributes:
+        path: the file.
+        line: 1-based line of the problem, or None when the problem concerns the whole file.
+        field: dotted location of the offending field (``test_suite[2]``), or "" when none.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        line: int | None,
+        field: str,
+        problem: str,
+        *,
+        hint: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        self.problem = problem
+        where = f"{path}:{line}" if line is not None else str(path)
+        what = f"{field}: {problem}" if field else problem
+        super().__init__(f"{where}: {what}", hint=hint)
+
+
+class PoolFormatError(FileFormatError):
+    """A pool file (corpus.jsonl, queries.jsonl or an optional file) that cannot be used."""
+
+    hint = "fix the line named above; the format is described in docs of `guardrail_eval.pool`"
+
+
+class ResultsFormatError(FileFormatError):
+    """A ``results/<model>.json`` file that cannot be used."""
+
+    hint = "fix the file named above, or re-download the release's results/ folder"
+
+
+def format_location(location: tuple[str | int, ...]) -> str:
+    """A pydantic location as text: ``("test_suite", 2)`` -> ``"test_suite[2]"``."""
+    text = ""
+    for part in location:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text
+
+
+def describe_validation_error(exc: ValidationError) -> tuple[tuple[str | int, ...], str]:
+    """The first problem of a pydantic error: its location and a message quoting the bad value."""
+    first = exc.errors(include_url=False)[0]
+    location = tuple(first["loc"])
+    kind = first["type"]
+    if kind == "missing":
+        return location, "required field is missing"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    if kind in {"model_type", "dict_type"} or "input" not in first:
+        return location, message
+    bad = repr(first["input"])
+    if len(bad) > 80:
+        bad = bad[:77] + "..."
+    return location, f"{message} (got {bad})"

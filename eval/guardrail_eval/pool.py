@@ -1,0 +1,497 @@
+"""Pools in the ExecRetrieval release format: load, check, write.
+
+A pool is a folder of JSON Lines files, either the release bundle (``DIR/data/*.jsonl``) or a
+folder holding the files directly:
+
+- ``corpus.jsonl`` (required): one `CorpusEntry` per line; ``bug_type`` is absent on canonicals.
+- ``queries.jsonl`` (required): one `Query` per line.
+- ``distractor_metadata.jsonl``, ``execution_cache.jsonl`` (optional): their schemas are not
+  published, so each line only has to be a JSON object; rows are kept as they are, and
+  `Pool.optional_files_used` says whether each file was found.
+
+Unknown fields are accepted and kept everywhere. Our own pools add two fields to a query:
+``entry_point`` (the name the tests call) and ``test_setup`` (code run before the tests).
+Every problem is a `PoolFormatError` naming the file, the line and the field: bad JSON, a missing
+or mistyped field, a test that does not parse, a duplicate id, a query naming an unknown corpus
+id or one with the wrong label.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from guardrail.errors import SpecError
+from guardrail.spec import Spec
+from guardrail_eval.errors import (
+    EvalSettingError,
+    OutputError,
+    PoolFormatError,
+    describe_validation_error,
+    format_location,
+)
+from guardrail_eval.metrics import RankedItem, SnippetScores
+
+__all__ = [
+    "CORPUS_FILE",
+    "DISTRACTOR_METADATA_FILE",
+    "EXECUTION_CACHE_FILE",
+    "OPTIONAL_FILES",
+    "QUERIES_FILE",
+    "CorpusEntry",
+    "Pool",
+    "Query",
+    "check_pool",
+    "load_pool",
+    "write_pool",
+    "write_text_atomically",
+]
+
+CORPUS_FILE = "corpus.jsonl"
+QUERIES_FILE = "queries.jsonl"
+DISTRACTOR_METADATA_FILE = "distractor_metadata.jsonl"
+EXECUTION_CACHE_FILE = "execution_cache.jsonl"
+OPTIONAL_FILES = (DISTRACTOR_METADATA_FILE, EXECUTION_CACHE_FILE)
+_Model = TypeVar("_Model", bound=BaseModel)
+_EXPECTED_LABEL = {"correct_corpus_ids": "correct", "paired_distractor_corpus_ids": "incorrect"}
+
+
+class CorpusEntry(BaseModel):
+    """One snippet of the corpus: a canonical (``label="correct"``) or a distractor."""
+
+    model_config = ConfigDict(extra="allow")
+
+    corpus_id: str = Field(min_length=1)
+    code: str
+    label: Literal["correct", "incorrect"]
+    bug_type: str | None = None
+    """Distractors only (any string; the release has 6 documented and 4 legacy names)."""
+    source_entry_id: str = ""
+
+
+class Query(BaseModel):
+    """One task: a description, its tests, its canonical(s) and its paired distractors."""
+
+    model_config = ConfigDict(extra="allow")
+
+    query_id: str = Field(min_length=1)
+    query: str
+    test_suite: list[str] = Field(min_length=1)
+    """Test statements: single asserts or multi-line statements (a try/except block)."""
+    correct_corpus_ids: list[str] = Field(min_length=1)
+    paired_distractor_corpus_ids: list[str]
+    entry_id: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    entry_point: str | None = None
+    """Our pools' extra field: the function name the tests call."""
+    test_setup: str = ""
+    """Our pools' extra field: code the judge runs before the tests."""
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _null_metadata_is_empty(cls, value: object) -> object:
+        return {} if value is None else value
+
+    @field_validator("entry_point")
+    @classmethod
+    def _entry_point_is_identifier(cls, value: str | None) -> str | None:
+        if value is not None and not value.isidentifier():
+            raise ValueError(f"{value!r} is not a Python identifier")
+        return value
+
+
+@dataclass
+class Pool:
+    """A loaded pool.
+
+    Attributes:
+        name: a short name (the folder's name unless given).
+        corpus: snippets by id, in file order.
+        queries: queries in file order.
+        source: the folder the pool was loaded from; None when built in code.
+        optional_files_used: for each optional file, whether it was found and loaded.
+        distractor_metadata: rows of ``distractor_metadata.jsonl``, as they are.
+        execution_cache: rows of ``execution_cache.jsonl``, as they are.
+    """
+
+    name: str
+    corpus: dict[str, CorpusEntry]
+    queries: list[Query]
+    source: Path | None = None
+    optional_files_used: dict[str, bool] = field(default_factory=dict)
+    distractor_metadata: list[dict[str, Any]] = field(default_factory=list)
+    execution_cache: list[dict[str, Any]] = field(default_factory=list)
+    _lines: dict[tuple[str, str], int] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _entry_points: dict[str, str] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _cache_index: dict[tuple[str, str], dict[str, Any]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def canonical(self, query: Query) -> CorpusEntry:
+        """The query's (first) canonical."""
+        return self.corpus[query.correct_corpus_ids[0]]
+
+    def distractors(self, query: Query) -> list[CorpusEntry]:
+        """The query's paired distractors, in the query's order."""
+        return [self.corpus[cid] for cid in query.paired_distractor_corpus_ids]
+
+    def entry_point(self, query: Query) -> str:
+        """The name the tests call.
+
+        ``query.entry_point`` when set; otherwise the canonical's top-level function that the
+        tests call, or its first top-level function when the tests call none by name.
+        """
+        if query.entry_point is not None:
+            return query.entry_point
+        if query.query_id not in self._entry_points:
+            self._entry_points[query.query_id] = self._infer_entry_point(query)
+        return self._entry_points[query.query_id]
+
+    def spec(self, query: Query, visible_tests: int | None = None) -> Spec:
+        """The query's spec; with ``visible_tests`` only its first N tests (the rest are hidden).
+
+        Raises:
+            EvalSettingError: ``visible_tests`` is below 1.
+            SpecError: the tests or the setup do not parse.
+        """
+        tests = query.test_suite
+        if visible_tests is not None:
+            if visible_tests < 1:
+                raise EvalSettingError(
+                    f"visible tests must be at least 1, not {visible_tests}",
+                    hint="use --visible-tests N with N >= 1, or leave it out to show all tests",
+                )
+            tests = tests[:visible_tests]
+        return Spec.build(tests, self.entry_point(query), setup=query.test_setup)
+
+    def ranked_item(
+        self, query: Query, corpus_id: str, *, passes_all_tests: bool, score: float | None = None
+    ) -> RankedItem:
+        """A `RankedItem` for a snippet of this pool as retrieved for ``query``."""
+        entry = self.corpus[corpus_id]
+        return RankedItem(
+            corpus_id=corpus_id,
+            passes_all_tests=passes_all_tests,
+            is_correct_id=corpus_id in query.correct_corpus_ids,
+            bug_type=entry.bug_type or "",
+            is_paired_distractor=corpus_id in query.paired_distractor_corpus_ids,
+            score=score,
+        )
+
+    def snippet_scores(self, query: Query, scores: Mapping[str, float]) -> SnippetScores | None:
+        """The scores of all the query's canonicals and distractors; None if any is missing."""
+        ids = [*query.correct_corpus_ids, *query.paired_distractor_corpus_ids]
+        if any(cid not in scores for cid in ids):
+            return None
+        return SnippetScores(
+            canonical=tuple(float(scores[cid]) for cid in query.correct_corpus_ids),
+            distractors=tuple(float(scores[cid]) for cid in query.paired_distractor_corpus_ids),
+        )
+
+    def cached_execution(self, code_sha256: str, tests_sha256: str) -> dict[str, Any] | None:
+        """The execution-cache row keyed by ``(code_sha256, tests_sha256)``, if the file had one.
+
+        Only rows holding both keys as strings can be found this way; the file's schema is not
+        published, so other rows stay available in `execution_cache` as they are.
+        """
+        if self._cache_index is None:
+            self._cache_index = {
+                (row["code_sha256"], row["tests_sha256"]): row
+                for row in self.execution_cache
+                if isinstance(row.get("code_sha256"), str)
+                and isinstance(row.get("tests_sha256"), str)
+            }
+        return self._cache_index.get((code_sha256, tests_sha256))
+
+    def _where(self, filename: str, key: str) -> tuple[Path, int | None]:
+        folder = self.source if self.source is not None else Path(f"<pool {self.name}>")
+        return folder / filename, self._lines.get((filename, key))
+
+    def _infer_entry_point(self, query: Query) -> str:
+        canonical = self.canonical(query)
+        path, line = self._where(CORPUS_FILE, canonical.corpus_id)
+        try:
+            module = ast.parse(canonical.code)
+        except SyntaxError as exc:
+            raise PoolFormatError(
+                path, line, "code", f"canonical {canonical.corpus_id!r} does not parse: {exc.msg}"
+            ) from None
+        defined = [
+            node.name
+            for node in module.body
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        ]
+        if not defined:
+            raise PoolFormatError(
+                path,
+                line,
+                "code",
+                f"canonical {canonical.corpus_id!r} defines no top-level function, so the entry "
+                f"point of query {query.query_id!r} is unknown; give the query an 'entry_point'",
+            )
+        for name in _called_names(query.test_suite):
+            if name in defined:
+                return name
+        return defined[0]
+
+
+def load_pool(path: Path, name: str | None = None) -> Pool:
+    """Load a pool from a release directory (with ``data/``) or a folder of JSONL files.
+
+    Raises:
+        PoolFormatError: a file is missing or malformed, or the files contradict each other.
+    """
+    folder = _data_folder(path)
+    pool = Pool(
+        name=name or _default_name(folder),
+        corpus={},
+        queries=[],
+        source=folder,
+    )
+    corpus_path = folder / CORPUS_FILE
+    for line, row in _read_jsonl(corpus_path):
+        entry = _validate(CorpusEntry, row, corpus_path, line)
+        _claim_id(pool, CORPUS_FILE, entry.corpus_id, "corpus_id", line)
+        pool.corpus[entry.corpus_id] = entry
+    queries_path = folder / QUERIES_FILE
+    for line, row in _read_jsonl(queries_path):
+        query = _validate(Query, row, queries_path, line)
+        _check_code(query, queries_path, line)
+        _claim_id(pool, QUERIES_FILE, query.query_id, "query_id", line)
+        pool.queries.append(query)
+    for filename in OPTIONAL_FILES:
+        optional = folder / filename
+        used = optional.is_file()
+        pool.optional_files_used[filename] = used
+        rows = [row for _, row in _read_jsonl(optional)] if used else []
+        if filename == DISTRACTOR_METADATA_FILE:
+            pool.distractor_metadata = rows
+        else:
+            pool.execution_cache = rows
+    check_pool(pool)
+    return pool
+
+
+def check_pool(pool: Pool) -> None:
+    """Check that the pool is usable: not empty, and every query's ids exist with the right label.
+
+    Raises:
+        PoolFormatError: naming the file and line when the pool was loaded from files.
+    """
+    if not pool.corpus:
+        path, _ = pool._where(CORPUS_FILE, "")
+        raise PoolFormatError(path, None, "", "the corpus is empty")
+    if not pool.queries:
+        path, _ = pool._where(QUERIES_FILE, "")
+        raise PoolFormatError(path, None, "", "there are no queries")
+    for query in pool.queries:
+        path, line = pool._where(QUERIES_FILE, query.query_id)
+        seen: set[str] = set()
+        for field_name, expected in _EXPECTED_LABEL.items():
+            for index, cid in enumerate(getattr(query, field_name)):
+                where = f"{field_name}[{index}]"
+                entry = pool.corpus.get(cid)
+                if entry is None:
+                    raise PoolFormatError(
+                        path, line, where, f"unknown corpus id {cid!r} (not in {CORPUS_FILE})"
+                    )
+                if cid in seen:
+                    raise PoolFormatError(path, line, where, f"corpus id {cid!r} is listed twice")
+                seen.add(cid)
+                if entry.label != expected:
+                    entry_path, entry_line = pool._where(CORPUS_FILE, cid)
+                    at = f"{entry_path.name} line {entry_line}" if entry_line else entry_path.name
+                    raise PoolFormatError(
+                        path,
+                        line,
+                        where,
+                        f"corpus id {cid!r} is labelled {entry.label!r} in {at}, "
+                        f"expected {expected!r}",
+                    )
+
+
+def write_pool(pool: Pool, directory: Path) -> Path:
+    """Write ``pool`` in the release format under ``directory/data/`` and return that folder.
+
+    Canonicals are written without a ``bug_type`` key; unknown fields are kept; the optional
+    files are written when the pool has rows for them (and a stale one is removed). Everything is
+    serialised before any file is touched and each file is replaced atomically.
+
+    Raises:
+        PoolFormatError: the pool is not consistent (see `check_pool`).
+        OutputError: a file cannot be written.
+    """
+    check_pool(pool)
+    folder = directory / "data"
+    files = {
+        folder / CORPUS_FILE: _jsonl(_corpus_row(entry) for entry in pool.corpus.values()),
+        folder / QUERIES_FILE: _jsonl(_query_row(query) for query in pool.queries),
+    }
+    optional_rows = {
+        DISTRACTOR_METADATA_FILE: pool.distractor_metadata,
+        EXECUTION_CACHE_FILE: pool.execution_cache,
+    }
+    for filename, rows in optional_rows.items():
+        if rows:
+            files[folder / filename] = _jsonl(rows)
+    write_text_atomically(files)
+    for filename, rows in optional_rows.items():
+        stale = folder / filename
+        if not rows and stale.is_file():
+            stale.unlink()
+    return folder
+
+
+def write_text_atomically(files: Mapping[Path, str]) -> None:
+    """Write each file to a temporary sibling, then rename them all into place.
+
+    Nothing is renamed until every file has been written, so an error leaves no half-written
+    file behind (the temporaries are removed).
+
+    Raises:
+        OutputError: a folder cannot be created or a file cannot be written.
+    """
+    written: list[tuple[Path, Path]] = []
+    try:
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(
+                "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+            ) as handle:
+                written.append((Path(handle.name), path))
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+        for temporary, path in written:
+            os.replace(temporary, path)
+    except OSError as exc:
+        for temporary, _ in written:
+            temporary.unlink(missing_ok=True)
+        target = exc.filename or next(iter(files), "")
+        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+
+
+def _data_folder(path: Path) -> Path:
+    if not path.exists():
+        raise PoolFormatError(path, None, "", "no such pool folder")
+    if not path.is_dir():
+        raise PoolFormatError(
+            path, None, "", f"expected a folder holding {CORPUS_FILE} and {QUERIES_FILE}"
+        )
+    for folder in (path / "data", path):
+        if (folder / CORPUS_FILE).is_file() or (folder / QUERIES_FILE).is_file():
+            return folder
+    raise PoolFormatError(
+        path,
+        None,
+        "",
+        f"no {CORPUS_FILE} or {QUERIES_FILE} here or in data/; expected the downloaded "
+        "release folder or a folder holding its JSONL files",
+    )
+
+
+def _default_name(folder: Path) -> str:
+    resolved = folder.resolve()
+    return resolved.parent.name if resolved.name == "data" else resolved.name
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-blank line."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise PoolFormatError(path, None, "", "required file is missing") from None
+    except OSError as exc:
+        raise PoolFormatError(path, None, "", f"cannot read: {exc.strerror or exc}") from None
+    for number, data in enumerate(raw.removeprefix(b"\xef\xbb\xbf").split(b"\n"), start=1):
+        if not data.strip():
+            continue
+        try:
+            row = json.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise PoolFormatError(path, number, "", f"not UTF-8 text: {exc.reason}") from None
+        except json.JSONDecodeError as exc:
+            raise PoolFormatError(
+                path, number, "", f"not valid JSON: {exc.msg} (column {exc.colno})"
+            ) from None
+        if not isinstance(row, dict):
+            raise PoolFormatError(
+                path, number, "", f"expected a JSON object, got {type(row).__name__}"
+            )
+        yield number, row
+
+
+def _validate(model: type[_Model], row: dict[str, Any], path: Path, line: int) -> _Model:
+    try:
+        return model.model_validate(row, strict=True)
+    except ValidationError as exc:
+        location, problem = describe_validation_error(exc)
+        raise PoolFormatError(path, line, format_location(location), problem) from None
+
+
+def _check_code(query: Query, path: Path, line: int) -> None:
+    pieces = [(f"test_suite[{index}]", test) for index, test in enumerate(query.test_suite)]
+    pieces.append(("test_setup", query.test_setup))
+    for where, source in pieces:
+        if where != "test_setup" and not source.strip():
+            raise PoolFormatError(path, line, where, "empty test")
+        try:
+            ast.parse(source)
+        except SyntaxError as exc:
+            raise PoolFormatError(
+                path, line, where, f"does not parse (line {exc.lineno}): {exc.msg}: {source!r}"
+            ) from None
+
+
+def _claim_id(pool: Pool, filename: str, key: str, field_name: str, line: int) -> None:
+    first = pool._lines.get((filename, key))
+    if first is not None:
+        path = pool._where(filename, key)[0]
+        raise PoolFormatError(
+            path, line, field_name, f"duplicate id {key!r} (first on line {first})"
+        )
+    pool._lines[(filename, key)] = line
+
+
+def _called_names(tests: list[str]) -> Iterator[str]:
+    for test in tests:
+        try:
+            tree = ast.parse(test)
+        except SyntaxError as exc:
+            raise SpecError(f"test does not parse (line {exc.lineno}): {exc.msg}") from None
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+        for call in sorted(calls, key=lambda node: (node.lineno, node.col_offset)):
+            if isinstance(call.func, ast.Name):
+                yield call.func.id
+
+
+def _corpus_row(entry: CorpusEntry) -> dict[str, Any]:
+    row = entry.model_dump(mode="json")
+    if entry.bug_type is None:
+        del row["bug_type"]
+    return row
+
+
+def _query_row(query: Query) -> dict[str, Any]:
+    row = query.model_dump(mode="json")
+    if query.entry_point is None:
+        del row["entry_point"]
+    if not query.test_setup:
+        del row["test_setup"]
+    return row
+
+
+def _jsonl(rows: Iterator[dict[str, Any]] | list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
