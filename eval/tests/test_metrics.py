@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 import pytest
+
 from guardrail_eval.metrics import (
     AGENT_KEYS,
     NO_BUG_TYPE,

@@ -7,10 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from guardrail_eval.errors import EvalError, EvalSettingError, OutputError, PoolFormatError
-from guardrail_eval.pool import CorpusEntry, Pool, Query, load_pool, write_pool
 
 from guardrail.errors import InputError, SpecError
+from guardrail_eval.errors import EvalError, EvalSettingError, OutputError, PoolFormatError
+from guardrail_eval.pool import CorpusEntry, Pool, Query, load_pool, write_pool
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RELEASE = FIXTURES / "release"

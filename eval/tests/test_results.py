@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+
+from guardrail.errors import InputError
 from guardrail_eval.errors import OutputError, ResultsFormatError
 from guardrail_eval.metrics import compute_metrics, rank1_miss_composition
 from guardrail_eval.pool import load_pool
@@ -17,8 +19,6 @@ from guardrail_eval.results import (
     recompute_metrics,
     write_results,
 )
-
-from guardrail.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RESULTS = FIXTURES / "release" / "results" / "fixture__toy-minilm.json"

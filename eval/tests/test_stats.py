@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from guardrail_eval.stats import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
