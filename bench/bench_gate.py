@@ -12,6 +12,7 @@ Usage: ``python bench/bench_gate.py [--rounds 30]`` after ``scripts/docker-up``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import subprocess
 import sys
@@ -82,10 +83,8 @@ def in_process_round() -> None:
         namespace: dict[str, object] = {}
         exec(code, namespace)
         for test in SPEC.tests:
-            try:
+            with contextlib.suppress(Exception):  # a failing test is an outcome, not a crash
                 exec(test, namespace)
-            except Exception:
-                pass
 
 
 def measure(run: Callable[[], object], rounds: int) -> list[float]:
@@ -131,8 +130,9 @@ def main() -> None:
     }
     warm_median = statistics.median(warm_times)
     print(
-        f"10 candidates x {len(SPEC.tests)} tests per round; verdicts: {statistics.mode(statuses)}"
-        f" x{statuses.count('verified')} verified of {len(statuses)}; Python {sys.version.split()[0]}"
+        f"10 candidates x {len(SPEC.tests)} tests per round;"
+        f" {statuses.count('verified')} of {len(statuses)} verified;"
+        f" Python {sys.version.split()[0]}"
     )
     print(
         f"{'way (ms per round of 10)':34s} {'rounds':>6s} {'p50':>9s} {'p95':>9s} {'min':>9s}"
