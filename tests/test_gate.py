@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from pathlib import Path
 
+import docker
 import pytest
 
 from guardrail.cache import VerdictCache
 from guardrail.errors import EngineUnavailableError, ImageNotFoundError
 from guardrail.gate import Candidate, Gate, Policy
-from guardrail.sandbox.docker import DockerSandbox
+from guardrail.sandbox.base import Job
+from guardrail.sandbox.docker import LABEL, OWNER_LABEL, DockerSandbox
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status
 
@@ -179,3 +182,24 @@ def test_a_missing_image_raises_with_a_hint() -> None:
     with pytest.raises(ImageNotFoundError) as raised:
         gate.verify([GOOD], ADD)
     assert "guardrail sandbox build" in raised.value.hint
+
+
+def test_containers_are_recycled_after_n_jobs() -> None:
+    with DockerSandbox(pool_size=1, jobs_per_container=2) as sandbox:
+        verdicts = sandbox.run([Job(GOOD, ADD)] * 5)
+        assert sandbox.stats.containers_started == 3
+        assert sandbox.stats.containers_recycled == 2
+    assert all(v.status is Status.VERIFIED for v in verdicts)
+
+
+def test_leftovers_of_a_crashed_run_are_removed() -> None:
+    client = docker.from_env()
+    dead_owner = f"{socket.gethostname()}:{2**22 + 7}:deadbeef"  # above pid_max: never alive
+    orphan = client.containers.create(
+        DockerSandbox().image, ["true"], labels={LABEL: "old", OWNER_LABEL: dead_owner}
+    )
+    with DockerSandbox(pool_size=1) as sandbox:
+        sandbox.run([Job(GOOD, ADD)])
+        live = [c.id for c in client.containers.list(filters={"label": LABEL})]
+    assert orphan.id not in [c.id for c in client.containers.list(all=True)]
+    assert live, "our own running container must not be swept"

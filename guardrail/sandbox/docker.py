@@ -293,6 +293,7 @@ class DockerSandbox(Sandbox):
         self._pool_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(self.pool_size, thread_name_prefix="guardrail-sandbox")
         self._closed = False
+        self._swept = False  # leftovers of crashed runs are removed before our first container
         atexit.register(self.close)
 
     # ------------------------------------------------------------ engine and image
@@ -378,6 +379,9 @@ class DockerSandbox(Sandbox):
                     break
             with contextlib.suppress(queue.Empty):
                 return self._idle.get(timeout=0.05)
+        if not self._swept:
+            self._swept = True
+            remove_leftovers(self.client)
         try:
             return _Container(self)
         except BaseException:
@@ -426,7 +430,7 @@ class DockerSandbox(Sandbox):
         remaining = list(indices)
         while remaining:
             container = self._acquire()
-            batch = remaining
+            batch = remaining[: max(1, self.jobs_per_container - container.jobs_done)]
             completed: dict[int, Verdict] = {}
             try:
                 for position, verdict in container.run([jobs[i] for i in batch]):
@@ -442,14 +446,14 @@ class DockerSandbox(Sandbox):
                     f"the sandbox container failed while judging this candidate ({fault});"
                     " it was killed and replaced",
                 )
-                remaining = [i for i in batch if i not in verdicts]
+                remaining = [i for i in remaining if i not in verdicts]
                 continue
             except BaseException:
                 self._release(container, healthy=False)
                 raise
             self._release(container, healthy=True)
             verdicts.update(completed)
-            remaining = []
+            remaining = remaining[len(batch) :]
         return verdicts
 
     def close(self) -> None:
