@@ -364,6 +364,8 @@ def write_text_atomically(files: Mapping[Path, str]) -> None:
         OutputError: a folder cannot be created or a file cannot be written.
     """
     written: list[tuple[Path, Path]] = []
+    umask = os.umask(0)
+    os.umask(umask)
     try:
         for path, text in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -374,6 +376,8 @@ def write_text_atomically(files: Mapping[Path, str]) -> None:
                 handle.write(text)
                 handle.flush()
                 os.fsync(handle.fileno())
+                # NamedTemporaryFile is 0600; the result should look like any file we write.
+                os.chmod(handle.name, 0o666 & ~umask)
         for temporary, path in written:
             os.replace(temporary, path)
     except OSError as exc:

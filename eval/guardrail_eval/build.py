@@ -1,0 +1,247 @@
+"""Build a pool in the release format from task sources: verify, mutate, number, write.
+
+`build_pool` is the one implementation; `build_builtin_pool` runs it over the hand-written tasks
+and writes ``pools/builtin/data/`` (``guardrail_eval.humaneval.build_humaneval_pool`` does the
+same for HumanEval). The result follows ``../shared/execretrieval.md``: corpus ids ``c_0001``...
+(each task's canonical, then its distractors), query ids ``q_0001``..., canonicals labelled
+``correct`` without a ``bug_type``, distractors ``incorrect`` with one; each query carries the
+extra fields ``entry_point`` and ``test_setup``. ``distractor_metadata.jsonl`` records, per
+distractor, its task, its canonical and the edit that made it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from guardrail.errors import InputError
+from guardrail.gate import Gate
+from guardrail.verdict import Verdict
+from guardrail_eval.errors import EvalError
+from guardrail_eval.mutations import Mutant, MutationReport, mutate_tasks
+from guardrail_eval.pool import (
+    CorpusEntry,
+    Pool,
+    Query,
+    check_pool,
+    write_pool,
+    write_text_atomically,
+)
+from guardrail_eval.pools import TaskSource
+
+__all__ = [
+    "BUILDER_VERSION",
+    "DEFAULT_SEED",
+    "GENERATOR",
+    "REPORT_FILE",
+    "BuildReport",
+    "ExcludedTask",
+    "PoolBuildError",
+    "build_builtin_pool",
+    "build_pool",
+    "write_built_pool",
+]
+
+GENERATOR = "guardrail-eval mutation builder"
+# Bump whenever a change to the mutation rules or the builder can change a built pool: cached
+# pools (HumanEval) are keyed by it.
+BUILDER_VERSION = "1"
+DEFAULT_SEED = 0
+REPORT_FILE = "build_report.json"
+
+
+class PoolBuildError(EvalError, InputError):
+    """The task sources cannot make a pool.
+
+    A canonical fails its own tests (every such task id is named), or no task is left. The task
+    sources are the bad input, so the CLI exits with code 2.
+    """
+
+    hint = "fix the named tasks' code or tests; every canonical must pass all of its tests"
+
+
+class ExcludedTask(BaseModel):
+    """A task left out of a pool, and why (nothing is left out silently)."""
+
+    task_id: str
+    reason: str
+
+
+class BuildReport(BaseModel):
+    """What a build did: tasks in and out, the mutation report, where the time went."""
+
+    name: str
+    seed: int
+    builder_version: str = BUILDER_VERSION
+    sandbox: str = Field(description="the sandbox identity the verdicts came from")
+    tasks: int = Field(description="task sources given")
+    queries: int
+    corpus: int
+    excluded: list[ExcludedTask] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="source-specific remarks")
+    mutation: MutationReport
+    duration_s: float
+
+    def render_json(self) -> str:
+        return self.model_dump_json(indent=2) + "\n"
+
+
+def build_pool(
+    tasks: Sequence[TaskSource],
+    gate: Gate,
+    *,
+    seed: int = DEFAULT_SEED,
+    name: str = "builtin",
+    max_distractors: int = 4,
+    min_distractors: int = 1,
+    strict: bool = True,
+    on_task: Callable[[int, int], None] | None = None,
+) -> tuple[Pool, BuildReport]:
+    """Turn task sources into a pool of canonicals and verified single-line distractors.
+
+    Every canonical is verified first, in one ``gate.verify`` call. With ``strict`` (the
+    built-in pool) a canonical that does not pass all its tests is a `PoolBuildError` naming
+    every such task; otherwise (HumanEval) the task is excluded and the report says why. Tasks
+    with fewer than ``min_distractors`` valid distractors are excluded (and reported) too.
+    ``on_task(done, total)`` is called after each task's mutants are settled.
+
+    Raises:
+        PoolBuildError: ``strict`` and a canonical does not verify; or no task is left.
+        SandboxError: the sandbox cannot run at all.
+    """
+    started = time.perf_counter()
+    excluded: list[ExcludedTask] = []
+    verdicts = gate.verify([task.code for task in tasks], [task.spec for task in tasks])
+    failing = [(task, v) for task, v in zip(tasks, verdicts, strict=True) if not v.verified]
+    if failing and strict:
+        named = "; ".join(f"{task.id}: {_why(verdict)}" for task, verdict in failing)
+        raise PoolBuildError(f"{len(failing)} canonical(s) fail their own tests: {named}")
+    excluded += [ExcludedTask(task_id=t.id, reason=f"canonical {_why(v)}") for t, v in failing]
+    verified = [task for task, verdict in zip(tasks, verdicts, strict=True) if verdict.verified]
+    mutants, mutation_report = mutate_tasks(
+        verified, gate, seed=seed, max_distractors=max_distractors, on_task=on_task
+    )
+    kept: list[tuple[TaskSource, list[Mutant]]] = []
+    for task in verified:
+        found = mutants[task.id]
+        if len(found) < min_distractors:
+            reason = f"{len(found)} valid distractor(s), fewer than the {min_distractors} required"
+            if len(task.tests) == 1:
+                reason += " (with a single test no mutant can pass one test and fail another)"
+            excluded.append(ExcludedTask(task_id=task.id, reason=reason))
+        else:
+            kept.append((task, found))
+    if not kept:
+        raise PoolBuildError(f"no task of {len(tasks)} is left for pool {name!r}")
+    pool = _assemble(kept, name=name, seed=seed)
+    report = BuildReport(
+        name=name,
+        seed=seed,
+        sandbox=gate.sandbox.identity,
+        tasks=len(tasks),
+        queries=len(pool.queries),
+        corpus=len(pool.corpus),
+        excluded=excluded,
+        mutation=mutation_report,
+        duration_s=round(time.perf_counter() - started, 3),
+    )
+    return pool, report
+
+
+def write_built_pool(pool: Pool, report: BuildReport, out_dir: Path) -> Path:
+    """Write the pool under ``out_dir/data/`` (atomically) with ``build_report.json``; return it."""
+    folder = write_pool(pool, out_dir)
+    write_text_atomically({folder / REPORT_FILE: report.render_json()})
+    return folder
+
+
+def build_builtin_pool(
+    gate: Gate,
+    out_dir: Path | None = None,
+    seed: int = DEFAULT_SEED,
+    *,
+    on_task: Callable[[int, int], None] | None = None,
+) -> tuple[Pool, BuildReport]:
+    """Build the built-in pool from ``pools/builtin/tasks`` and write it.
+
+    ``out_dir`` defaults to the package's ``pools/builtin`` folder, so the files land in
+    ``pools/builtin/data/`` where `guardrail eval` reads them. Strict: every canonical must verify.
+    """
+    from guardrail_eval.pools.builtin import DATA_DIR, load_task_sources
+
+    pool, report = build_pool(
+        load_task_sources(), gate, seed=seed, name="builtin", strict=True, on_task=on_task
+    )
+    write_built_pool(pool, report, out_dir if out_dir is not None else DATA_DIR.parent)
+    return pool, report
+
+
+def _why(verdict: Verdict) -> str:
+    first = next((t for t in verdict.tests if not t.passed), None)
+    status = f"does not verify ({verdict.status.value})"
+    if first is None:
+        return f"{status}: {verdict.message or verdict.reason.value}"
+    test = first.test if len(first.test) <= 80 else first.test[:77] + "..."
+    return f"{status}: {first.outcome} on {test!r}"
+
+
+def _assemble(kept: Sequence[tuple[TaskSource, list[Mutant]]], *, name: str, seed: int) -> Pool:
+    corpus: dict[str, CorpusEntry] = {}
+    queries: list[Query] = []
+    metadata_rows: list[dict[str, Any]] = []
+    per_domain: dict[str, int] = {}
+    for number, (task, mutants) in enumerate(kept, start=1):
+        per_domain[task.domain] = per_domain.get(task.domain, 0) + 1
+        entry_id = f"exec_{task.domain}_{per_domain[task.domain]}"
+        canonical_id = f"c_{len(corpus) + 1:04d}"
+        corpus[canonical_id] = CorpusEntry(
+            corpus_id=canonical_id, code=task.code, label="correct", source_entry_id=entry_id
+        )
+        query_id = f"q_{number:04d}"
+        distractor_ids: list[str] = []
+        for mutant in mutants:
+            corpus_id = f"c_{len(corpus) + 1:04d}"
+            corpus[corpus_id] = CorpusEntry(
+                corpus_id=corpus_id,
+                code=mutant.code,
+                label="incorrect",
+                bug_type=mutant.bug_type.value,
+                source_entry_id=entry_id,
+            )
+            distractor_ids.append(corpus_id)
+            metadata_rows.append(
+                {
+                    "corpus_id": corpus_id,
+                    "query_id": query_id,
+                    "canonical_corpus_id": canonical_id,
+                    "task_id": task.id,
+                    "bug_type": mutant.bug_type.value,
+                    "edit": mutant.description,
+                    "test_results": list(mutant.outcomes),
+                }
+            )
+        queries.append(
+            Query(
+                query_id=query_id,
+                query=task.query,
+                test_suite=list(task.tests),
+                correct_corpus_ids=[canonical_id],
+                paired_distractor_corpus_ids=distractor_ids,
+                entry_id=entry_id,
+                metadata={
+                    "generator": GENERATOR,
+                    "builder_version": BUILDER_VERSION,
+                    "seed": seed,
+                    "task_id": task.id,
+                },
+                entry_point=task.entry_point,
+                test_setup=task.setup,
+            )
+        )
+    pool = Pool(name=name, corpus=corpus, queries=queries, distractor_metadata=metadata_rows)
+    check_pool(pool)
+    return pool
