@@ -47,3 +47,63 @@ def gate(docker_sandbox: object, tmp_path: Path) -> Iterator[Gate]:
     cache = VerdictCache(tmp_path / "verdicts.sqlite")
     yield Gate(docker_sandbox, cache=cache)
     cache.close()
+
+
+# -- Chroma server and the offline embedding (guardrail.index) ---------------------------------
+
+
+@pytest.fixture(scope="session")
+def chroma_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real ``chroma run`` server on a free localhost port for the session; yields its URL."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    chroma = Path(sys.executable).with_name("chroma")
+    if not chroma.exists():
+        pytest.fail(f"{chroma} is missing; install the core (`pip install -e .`)", pytrace=False)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    workdir = tmp_path_factory.mktemp("chroma-server")
+    log = (workdir / "server.log").open("wb")
+    command = [str(chroma), "run", "--path", str(workdir / "data")]
+    command += ["--host", "127.0.0.1", "--port", str(port)]
+    # cwd: Chroma reads a `.env` from the working directory; keep the repository's out of it.
+    server = subprocess.Popen(command, cwd=workdir, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    try:
+        while True:
+            try:
+                if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                output = (workdir / "server.log").read_text(errors="replace")[-2000:]
+                pytest.fail(f"`chroma run` did not answer on {url}:\n{output}", pytrace=False)
+            time.sleep(0.1)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def minilm() -> object:
+    """The offline all-MiniLM-L6-v2 embedding function, loaded once for the whole session."""
+    from guardrail.index import minilm_embedding
+
+    function = minilm_embedding()
+    function.load()
+    return function

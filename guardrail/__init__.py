@@ -19,6 +19,7 @@ from guardrail.errors import (
     InputError,
     SandboxError,
     SpecError,
+    UnavailableError,
 )
 from guardrail.gate import Candidate, Gate, GatedCandidate, GateResult, Policy, apply_policy
 from guardrail.sandbox.base import Job, Sandbox
@@ -49,6 +50,7 @@ __all__ = [
     "SpecError",
     "Status",
     "TestOutcome",
+    "UnavailableError",
     "Verdict",
     "VerdictCache",
     "apply_policy",

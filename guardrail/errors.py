@@ -6,11 +6,18 @@ code and a one-line hint::
     GuardrailError
     ├── InputError                 bad input from the user (exit code 2)
     │   ├── SpecError              tests or setup that do not parse, a missing entry point name
-    │   └── CandidateFileError     a code file or JSONL of snippets that cannot be read
-    ├── SandboxError               the execution sandbox cannot judge anything (exit code 3)
-    │   ├── EngineUnavailableError no Docker engine answers
-    │   └── ImageNotFoundError     the sandbox image is not built / not present
-    └── IndexError_                (see guardrail.index) Chroma-side failures
+    │   ├── CandidateFileError     a code file or JSONL of snippets that cannot be read
+    │   └── SourceFileError        (guardrail.index) a Python file that cannot be indexed
+    ├── UnavailableError           a backend does not answer (exit code 3)
+    │   └── SandboxError           the execution sandbox cannot judge anything
+    │       ├── EngineUnavailableError  no Docker engine answers
+    │       └── ImageNotFoundError      the sandbox image is not built / not present
+    ├── CodeIndexError             (guardrail.index) Chroma refused or failed an operation
+    │   └── ChromaUnavailableError no Chroma server answers (also an UnavailableError)
+    └── EmbeddingModelError        (guardrail.index) a model that cannot be loaded offline
+
+guardrail-eval adds its own family under `InputError` (pool and results files) in
+``guardrail_eval.errors``.
 
 Every message quotes the bad value, says what was expected, and names the next step.
 """
@@ -41,7 +48,11 @@ class CandidateFileError(InputError):
     """A candidate file (code or JSONL of snippets) that cannot be read."""
 
 
-class SandboxError(GuardrailError):
+class UnavailableError(GuardrailError):
+    """A backend (the Docker engine, a Chroma server) does not answer."""
+
+
+class SandboxError(UnavailableError):
     """The sandbox cannot judge candidates at all. Never turned into a verdict of ``verified``."""
 
 

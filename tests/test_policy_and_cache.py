@@ -117,6 +117,7 @@ def test_public_api_is_pinned() -> None:
         "SpecError",
         "Status",
         "TestOutcome",
+        "UnavailableError",
         "Verdict",
         "VerdictCache",
         "apply_policy",

@@ -9,7 +9,7 @@ from typing import NoReturn
 import typer
 from rich.console import Console
 
-from guardrail.errors import GuardrailError, InputError, SandboxError
+from guardrail.errors import GuardrailError, InputError, UnavailableError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -30,7 +30,7 @@ def fail(message: str, *, hint: str = "", code: int = EXIT_BAD_INPUT) -> NoRetur
 def exit_code_for(error: GuardrailError) -> int:
     if isinstance(error, InputError):
         return EXIT_BAD_INPUT
-    if isinstance(error, SandboxError):
+    if isinstance(error, UnavailableError):
         return EXIT_UNAVAILABLE
     return EXIT_BAD_INPUT
 

@@ -1,0 +1,131 @@
+"""``guardrail index PATH``: split Python files into function-level snippets and store them.
+
+Also home of the options that say where an index lives, shared with ``guardrail search``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
+from guardrail.cli.common import console, err_console, fail, reporting_errors
+
+if TYPE_CHECKING:
+    from guardrail.index import AddReport, CodeIndex, ProgressHook, TreeSplit
+
+CollectionOption = Annotated[
+    str,
+    typer.Option(
+        "--collection", envvar="GUARDRAIL_COLLECTION", help="Name of the Chroma collection."
+    ),
+]
+IndexDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--path",
+        help="Directory of a local index (default: $GUARDRAIL_INDEX_DIR, else the user data dir).",
+    ),
+]
+ChromaUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--chroma-url",
+        help="A Chroma server, e.g. http://127.0.0.1:8000 (default: $GUARDRAIL_CHROMA_URL).",
+    ),
+]
+EmbeddingOption = Annotated[
+    str,
+    typer.Option(
+        "--embedding",
+        envvar="GUARDRAIL_EMBEDDING",
+        help="minilm (bundled, offline), chroma-default, or a sentence-transformers model"
+        " name or directory. Use the same one to index and to search.",
+    ),
+]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``index`` command to ``app``."""
+    app.command("index")(index)
+
+
+def index(
+    path: Annotated[Path, typer.Argument(help="A directory of Python files, or one file.")],
+    collection: CollectionOption = "guardrail",
+    index_dir: IndexDirOption = None,
+    chroma_url: ChromaUrlOption = None,
+    embedding: EmbeddingOption = "minilm",
+) -> None:
+    """Index every function and method of the Python files under PATH.
+
+    Doctest examples in a function's docstring become its stored tests. Re-indexing replaces
+    the snippets of changed files and leaves unchanged ones alone. Files that do not parse are
+    skipped and listed. Exit code 2 on bad input (a single PATH file that does not parse).
+    """
+    with reporting_errors():
+        from guardrail.index import split_tree
+
+        tree = split_tree(path)
+        if path.is_file() and tree.skipped.count:
+            fail(str(tree.skipped.files[0]))
+        code_index = open_index(collection, index_dir, chroma_url, embedding)
+        with _progress(len(tree.snippets)) as on_progress:
+            report = code_index.replace_files(tree.files, on_progress=on_progress)
+    _print_summary(path, code_index, tree, report)
+
+
+def open_index(
+    collection: str, index_dir: Path | None, chroma_url: str | None, embedding: str
+) -> CodeIndex:
+    """The `CodeIndex` the location options name, with the embedding ``--embedding`` names."""
+    if index_dir is not None and chroma_url is not None:
+        fail("give either --path (a local index) or --chroma-url (a server), not both")
+    from guardrail.index import CodeIndex, load_embedding
+
+    function = load_embedding(embedding)
+    return CodeIndex(collection, path=index_dir, url=chroma_url, embedding_function=function)
+
+
+@contextmanager
+def _progress(total: int) -> Iterator[ProgressHook]:
+    """A progress bar on stderr when it is a terminal; the hook does nothing otherwise."""
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    )
+    task = progress.add_task("embedding new and changed snippets", total=total or None)
+
+    def on_progress(done: int, to_embed: int) -> None:
+        progress.update(task, completed=done, total=to_embed)
+
+    with progress:
+        yield on_progress
+
+
+def _print_summary(path: Path, code_index: CodeIndex, tree: TreeSplit, report: AddReport) -> None:
+    found = len(tree.snippets)
+    console.print(
+        f"Indexed [bold]{path}[/] into collection [bold]{code_index.name}[/]"
+        f" ({code_index.location}): {code_index.count()} snippets in the collection.",
+        highlight=False,
+    )
+    console.print(
+        f"  files     {len(tree.files)} read, {tree.skipped.count} skipped\n"
+        f"  snippets  {found} found: {report.added} added, {report.updated} updated,"
+        f" {report.unchanged} unchanged; {report.removed} old snippets removed",
+        highlight=False,
+    )
+    if tree.skipped.count:
+        console.print("skipped:", highlight=False)
+        for skipped in tree.skipped.files:
+            console.print(f"  {skipped}", highlight=False, soft_wrap=True)

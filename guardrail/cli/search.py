@@ -1,0 +1,172 @@
+"""``guardrail search QUERY``: retrieve snippets from the index, verify them, verified first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.table import Table
+
+from guardrail.cli.common import EXIT_NONE_VERIFIED, console, fail, reporting_errors
+from guardrail.cli.index import (
+    ChromaUrlOption,
+    CollectionOption,
+    EmbeddingOption,
+    IndexDirOption,
+    open_index,
+)
+from guardrail.cli.options import ImageOption, NoCacheOption, TimeoutOption, build_gate
+from guardrail.cli.verify import STATUS_STYLE
+from guardrail.gate import GatedCandidate, GateResult, Policy
+from guardrail.sources import resolve
+from guardrail.spec import Spec
+
+if TYPE_CHECKING:
+    from guardrail.sources import ResolvedSpec
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``search`` command to ``app``."""
+    app.command("search")(search)
+
+
+def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never pass them positionally
+    query: Annotated[str, typer.Argument(help="What the code should do, in words.")],
+    fetch_k: Annotated[
+        int, typer.Option("--fetch-k", min=1, help="How many snippets to retrieve and verify.")
+    ] = 10,
+    k: Annotated[
+        int | None,
+        typer.Option("-k", min=1, help="How many results to hand over (default: --fetch-k)."),
+    ] = None,
+    tests: Annotated[
+        Path | None,
+        typer.Option(
+            "--tests",
+            "-t",
+            help="Tests for every candidate: a .py file of test statements (leading imports are"
+            " setup) or a .json list. Without it, each snippet's stored tests are used.",
+        ),
+    ] = None,
+    entry_point: Annotated[
+        str | None,
+        typer.Option(help="The function the --tests call (default: inferred from them)."),
+    ] = None,
+    policy: Annotated[
+        Policy,
+        typer.Option(
+            help="rerank: verified, then unverifiable; filter: verified only;"
+            " abstain: nothing unless something verified."
+        ),
+    ] = Policy.RERANK,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    image: ImageOption = None,
+    timeout: TimeoutOption = 5.0,
+    no_cache: NoCacheOption = False,
+    collection: CollectionOption = "guardrail",
+    index_dir: IndexDirOption = None,
+    chroma_url: ChromaUrlOption = None,
+    embedding: EmbeddingOption = "minilm",
+) -> None:
+    """Search the index and verify what comes back in the Docker sandbox, verified first.
+
+    Failed candidates are never handed over (they are listed as dropped; candidates the policy
+    kept beyond -k are left out). Exit code 0 when
+    something is handed over, 1 when nothing is, 2 on bad input, 3 when the sandbox is
+    unavailable.
+    """
+    with reporting_errors():
+        if entry_point is not None and tests is None:
+            fail("--entry-point names the function the --tests call; give --tests too")
+        query_spec = Spec.from_file(tests, entry_point) if tests is not None else None
+        code_index = open_index(collection, index_dir, chroma_url, embedding)
+        candidates = code_index.search(query, k=fetch_k)
+        resolved = [resolve(candidate, query_spec) for candidate in candidates]
+        with build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate:
+            result = gate.gate(candidates, [r.spec for r in resolved], policy=policy)
+    handed = list(result.kept[: k or fetch_k])
+    kept = {item.retrieval_rank for item in result.kept}
+    dropped = [item for item in result.judged if item.retrieval_rank not in kept]
+    if as_json:
+        payload = {
+            "query": query,
+            "collection": code_index.name,
+            "policy": result.policy.value,
+            "fetch_k": fetch_k,
+            "k": k or fetch_k,
+            "abstained": result.abstained,
+            "results": [_row(item, resolved, rank) for rank, item in enumerate(handed, 1)],
+            "dropped": [_row(item, resolved, None) for item in dropped],
+        }
+        typer.echo(json.dumps(payload, indent=2))
+    else:
+        console.print(_table(query, result, handed, dropped, resolved))
+    if not handed:
+        raise typer.Exit(EXIT_NONE_VERIFIED)
+
+
+def _row(item: GatedCandidate, resolved: list[ResolvedSpec], rank: int | None) -> dict[str, Any]:
+    candidate = item.candidate
+    return {
+        "rank": rank,
+        "retrieval_rank": item.retrieval_rank + 1,
+        "id": candidate.id,
+        "score": candidate.score,
+        "spec_source": resolved[item.retrieval_rank].source.value,
+        "code": candidate.code,
+        "metadata": candidate.metadata,
+        "verdict": item.verdict.model_dump(mode="json"),
+    }
+
+
+def _table(
+    query: str,
+    result: GateResult,
+    handed: list[GatedCandidate],
+    dropped: list[GatedCandidate],
+    resolved: list[ResolvedSpec],
+) -> Table:
+    table = Table(title=f"guardrail search: {query}", caption=_caption(result, handed))
+    for column in ("#", "status", "snippet", "where", "score", "tests", "why not verified"):
+        table.add_column(column, overflow="fold")
+    rows = [(str(rank), item) for rank, item in enumerate(handed, 1)]
+    rows += [("dropped", item) for item in dropped]
+    for label, item in rows:
+        verdict, metadata = item.verdict, item.candidate.metadata
+        passed = sum(t.passed for t in verdict.tests)
+        failing = next((t for t in verdict.tests if not t.passed), None)
+        source = resolved[item.retrieval_rank].source
+        why = f"{failing.outcome}: {failing.test}" if failing else verdict.message
+        table.add_row(
+            label,
+            f"[{STATUS_STYLE[verdict.status]}]{verdict.status.value}[/]",
+            str(metadata.get("qualified_name") or item.candidate.id),
+            _where(metadata),
+            f"{item.candidate.score:.3f}" if item.candidate.score is not None else "-",
+            f"{passed}/{len(verdict.tests)} {source.value}" if verdict.tests else "-",
+            "" if verdict.verified else why,
+            style="dim" if label == "dropped" else None,
+        )
+    return table
+
+
+def _caption(result: GateResult, handed: list[GatedCandidate]) -> str:
+    """``policy rerank: 2 handed over (1 failed, 2 verified)``."""
+    counts: dict[str, int] = {}
+    for item in result.judged:
+        counts[item.verdict.status.value] = counts.get(item.verdict.status.value, 0) + 1
+    summary = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
+    return f"policy {result.policy.value}: {len(handed)} handed over ({summary or 'no results'})"
+
+
+def _where(metadata: dict[str, Any]) -> str:
+    file = metadata.get("file")
+    if not file:
+        return "-"
+    path = Path(str(file))
+    if path.is_absolute() and path.is_relative_to(Path.cwd()):
+        path = path.relative_to(Path.cwd())
+    line = metadata.get("start_line")
+    return f"{path}:{line}" if line else str(path)

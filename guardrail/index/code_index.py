@@ -1,0 +1,371 @@
+"""`CodeIndex`: a Chroma collection of code snippets.
+
+This is the one module that talks to a Chroma client, and the one place where Chroma's errors
+become guardrail's (`CodeIndexError`, `ChromaUnavailableError`).
+
+Where the collection lives, in order: an explicit ``client``; a server at ``url`` (``HttpClient``);
+an in-memory database when ``ephemeral`` (all ephemeral clients of a process share one database,
+so use distinct collection names); a local directory (``PersistentClient``) at ``path``. With none
+of them given, ``$GUARDRAIL_CHROMA_URL`` names a server, else ``$GUARDRAIL_INDEX_DIR`` or the
+platform's user data directory holds a local index. Telemetry is always off.
+
+Ids are content ids (see `Snippet.content_id`), and every stored snippet carries the sha256 of
+everything stored with it, so adding the same snippets again embeds nothing and writes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any, TypeVar, cast
+from urllib.parse import urlsplit
+
+import chromadb
+import httpx
+import platformdirs
+from chromadb.api import ClientAPI
+from chromadb.api.types import Documents, Embeddable, EmbeddingFunction
+from chromadb.base_types import Where
+from chromadb.config import Settings
+from chromadb.errors import ChromaError
+from pydantic import BaseModel, ConfigDict
+
+from guardrail.errors import GuardrailError
+from guardrail.gate import Candidate
+from guardrail.index.errors import ChromaUnavailableError, CodeIndexError
+from guardrail.index.snippet import Snippet, decode_metadata
+
+__all__ = ["AddReport", "CodeIndex", "ProgressHook", "default_index_path"]
+
+ProgressHook = Callable[[int, int], None]
+"""Called as ``hook(done, total)`` after each batch written (``total`` = snippets to embed)."""
+
+DEFAULT_BATCH_SIZE = 256
+_LOOKUP_CHUNK = 500  # ids or file names per `get` call; keeps request bodies and SQL small
+
+_T = TypeVar("_T")
+
+
+class AddReport(BaseModel):
+    """What an `add` or `replace_files` call changed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+
+    def __add__(self, other: AddReport) -> AddReport:
+        return AddReport(
+            added=self.added + other.added,
+            updated=self.updated + other.updated,
+            unchanged=self.unchanged + other.unchanged,
+            removed=self.removed + other.removed,
+        )
+
+
+def default_index_path() -> Path:
+    """``$GUARDRAIL_INDEX_DIR``, else ``<user data dir>/guardrail/index``."""
+    base = os.environ.get("GUARDRAIL_INDEX_DIR")
+    return Path(base) if base else Path(platformdirs.user_data_dir("guardrail")) / "index"
+
+
+class CodeIndex:
+    """A Chroma collection of code snippets, searched by meaning.
+
+    Args:
+        collection: collection name (3-512 characters of ``[a-zA-Z0-9._-]``).
+        path: directory of a local (persistent) index.
+        url: a Chroma server, e.g. ``http://127.0.0.1:8000``.
+        client: an existing Chroma client (overrides the three above).
+        embedding_function: a Chroma embedding function; default: the offline MiniLM.
+        ephemeral: keep everything in memory for this process.
+        batch_size: snippets per write (each write embeds that many texts).
+
+    Raises:
+        CodeIndexError: Chroma refused the collection (bad name, embedding-function conflict).
+        ChromaUnavailableError: no server answers at ``url``.
+    """
+
+    def __init__(
+        self,
+        collection: str = "guardrail",
+        *,
+        path: str | Path | None = None,
+        url: str | None = None,
+        client: ClientAPI | None = None,
+        embedding_function: EmbeddingFunction[Documents] | None = None,
+        ephemeral: bool = False,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> None:
+        chosen = [name for name, value in (("path", path), ("url", url)) if value is not None]
+        if ephemeral:
+            chosen.append("ephemeral")
+        if client is not None:
+            chosen.append("client")
+        if len(chosen) > 1:
+            raise ValueError(f"give at most one of path, url, client, ephemeral (got {chosen})")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if embedding_function is None:
+            from guardrail.index.embeddings import minilm_embedding
+
+            embedding_function = minilm_embedding()
+        self.embedding_function = embedding_function
+        self.name = collection
+        if not chosen:
+            url = os.environ.get("GUARDRAIL_CHROMA_URL") or None
+        directory = Path(path) if path is not None else default_index_path()
+        self.location = (
+            "<client>" if client else url or ("<memory>" if ephemeral else str(directory))
+        )
+        """Where the collection lives: the server URL, the index directory, or a placeholder."""
+        if client is None:
+            client = _make_client(directory=directory, url=url, ephemeral=ephemeral)
+        hint = (
+            "if the collection exists with another embedding, pass that embedding"
+            " (--embedding) or another collection name"
+        )
+        with _chroma_errors(f"open collection {collection!r}", url, hint):
+            self._batch_size = min(batch_size, client.get_max_batch_size())
+            self._collection = client.get_or_create_collection(
+                collection,
+                configuration={"hnsw": {"space": "cosine"}},
+                embedding_function=cast("EmbeddingFunction[Embeddable]", embedding_function),
+            )
+        self._to_similarity = _similarity_for(self._collection.configuration)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def add(
+        self, snippets: Iterable[Snippet], *, on_progress: ProgressHook | None = None
+    ) -> AddReport:
+        """Store snippets; those already stored with identical content are left alone.
+
+        A snippet whose id exists with different content (possible with explicit ids) is
+        replaced. Two snippets with the same id in one call must be identical; they count once.
+        """
+        records = _unique(snippets)
+        with self._errors("read existing snippets"):
+            stored = self._stored_hashes(list(records))
+        fresh = [s for key, s in records.items() if stored.get(key) != s.content_sha256]
+        with self._errors("add snippets"):
+            for done, batch in _batches(fresh, self._batch_size):
+                self._collection.upsert(
+                    ids=[s.index_id for s in batch],
+                    documents=[s.code for s in batch],
+                    metadatas=[s.to_metadata() for s in batch],
+                )
+                if on_progress is not None:
+                    on_progress(done, len(fresh))
+        updated = sum(1 for s in fresh if s.index_id in stored)
+        return AddReport(
+            added=len(fresh) - updated, updated=updated, unchanged=len(records) - len(fresh)
+        )
+
+    def replace_files(
+        self,
+        files: Mapping[str, Sequence[Snippet]],
+        *,
+        on_progress: ProgressHook | None = None,
+    ) -> AddReport:
+        """Make the index hold exactly ``files[f]`` for each file ``f`` given.
+
+        Snippets of those files that are not in the new set are removed; unchanged ones are not
+        embedded again. Every snippet must name the file it is listed under.
+        """
+        for file, snippets in files.items():
+            strays = sorted({s.file for s in snippets if s.file != file})
+            if strays:
+                raise ValueError(f"snippets listed under {file!r} name other files: {strays}")
+        keep = {s.index_id for snippets in files.values() for s in snippets}
+        with self._errors("read existing snippets"):
+            old = self._ids_of_files(list(files))
+        obsolete = [id_ for id_ in old if id_ not in keep]
+        with self._errors("remove replaced snippets"):
+            for _, batch in _batches(obsolete, self._batch_size):
+                self._collection.delete(ids=batch)
+        report = self.add(
+            [s for snippets in files.values() for s in snippets], on_progress=on_progress
+        )
+        return report + AddReport(removed=len(obsolete))
+
+    def replace_file(
+        self,
+        file: str | Path,
+        snippets: Sequence[Snippet],
+        *,
+        on_progress: ProgressHook | None = None,
+    ) -> AddReport:
+        """`replace_files` for one file; an empty ``snippets`` removes the file from the index."""
+        return self.replace_files({str(file): snippets}, on_progress=on_progress)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def search(
+        self, query: str, k: int = 10, *, where: Mapping[str, Any] | None = None
+    ) -> list[Candidate]:
+        """The ``k`` snippets closest to ``query``, best first.
+
+        Each candidate's ``score`` is the cosine similarity (1 - cosine distance) and its
+        ``metadata`` the snippet's, decoded (``tests`` is a list of strings again). ``where`` is a
+        Chroma metadata filter, e.g. ``{"file": "/src/app.py"}``.
+        """
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        with self._errors("search"):
+            result = self._collection.query(
+                query_texts=[query],
+                n_results=k,
+                where=dict(where) if where else None,
+                include=["documents", "metadatas", "distances"],
+            )
+        ids = result["ids"][0]
+        documents = (result["documents"] or [[]])[0]
+        metadatas = (result["metadatas"] or [[]])[0]
+        distances = (result["distances"] or [[]])[0]
+        return [
+            Candidate(
+                code=document or "",
+                id=id_,
+                score=self._to_similarity(distance),
+                metadata=decode_metadata(metadata),
+            )
+            for id_, document, metadata, distance in zip(
+                ids, documents, metadatas, distances, strict=True
+            )
+        ]
+
+    async def asearch(
+        self, query: str, k: int = 10, *, where: Mapping[str, Any] | None = None
+    ) -> list[Candidate]:
+        """`search` in a worker thread (embedding the query is CPU-bound)."""
+        return await asyncio.to_thread(self.search, query, k, where=where)
+
+    def get(self, ids: Sequence[str]) -> list[Snippet]:
+        """The stored snippets with these ids, in the order asked; unknown ids are left out."""
+        found: dict[str, Snippet] = {}
+        with self._errors("get snippets"):
+            for _, chunk in _batches(list(ids), _LOOKUP_CHUNK):
+                result = self._collection.get(ids=chunk, include=["documents", "metadatas"])
+                documents = result["documents"] or []
+                metadatas = result["metadatas"] or []
+                for id_, document, metadata in zip(
+                    result["ids"], documents, metadatas, strict=True
+                ):
+                    found[id_] = Snippet.from_stored(id_, document, metadata)
+        return [found[id_] for id_ in ids if id_ in found]
+
+    def count(self) -> int:
+        """Number of snippets in the collection."""
+        with self._errors("count snippets"):
+            return self._collection.count()
+
+    def __repr__(self) -> str:
+        return f"CodeIndex(collection={self.name!r}, location={self.location!r})"
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _errors(self, action: str) -> AbstractContextManager[None]:
+        return _chroma_errors(
+            f"{action} in collection {self.name!r}",
+            self.location if self.location.startswith("http") else None,
+        )
+
+    def _stored_hashes(self, ids: list[str]) -> dict[str, str]:
+        hashes: dict[str, str] = {}
+        for _, chunk in _batches(ids, _LOOKUP_CHUNK):
+            result = self._collection.get(ids=chunk, include=["metadatas"])
+            for id_, metadata in zip(result["ids"], result["metadatas"] or [], strict=True):
+                hashes[id_] = str((metadata or {}).get("content_sha256", ""))
+        return hashes
+
+    def _ids_of_files(self, files: list[str]) -> list[str]:
+        ids: list[str] = []
+        for _, chunk in _batches(files, _LOOKUP_CHUNK):
+            in_files = cast("Where", {"file": {"$in": chunk}})
+            result = self._collection.get(where=in_files, include=[])
+            ids.extend(result["ids"])
+        return ids
+
+
+def _settings() -> Settings:
+    # A fresh object each time: chromadb's client factories write into the settings they get.
+    return Settings(anonymized_telemetry=False)
+
+
+def _make_client(*, directory: Path, url: str | None, ephemeral: bool) -> ClientAPI:
+    if ephemeral:
+        return chromadb.EphemeralClient(settings=_settings())
+    if url is not None:
+        host, port, ssl = _parse_url(url)
+        try:
+            return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=_settings())
+        except (ChromaError, ValueError, httpx.HTTPError) as exc:
+            # HttpClient checks the server at construction; it reports no answer as ValueError.
+            raise ChromaUnavailableError(f"no Chroma server answers at {url} ({exc})") from exc
+    with _chroma_errors(f"open the index at {directory}", None):
+        directory.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(directory), settings=_settings())
+
+
+def _parse_url(url: str) -> tuple[str, int, bool]:
+    parts = urlsplit(url)
+    if parts.scheme not in {"http", "https"} or not parts.hostname or parts.path not in {"", "/"}:
+        raise CodeIndexError(
+            f"not a Chroma server URL: {url!r}; expected http(s)://HOST[:PORT]",
+            hint="for example --chroma-url http://127.0.0.1:8000",
+        )
+    try:
+        port = parts.port
+    except ValueError:
+        raise CodeIndexError(f"not a Chroma server URL: {url!r}; the port is invalid") from None
+    ssl = parts.scheme == "https"
+    return parts.hostname, port or (443 if ssl else 8000), ssl
+
+
+@contextmanager
+def _chroma_errors(action: str, url: str | None, hint: str = "") -> Iterator[None]:
+    """Translate Chroma's (and its HTTP client's) errors into `CodeIndexError`s."""
+    try:
+        yield
+    except GuardrailError:
+        raise
+    except (httpx.TransportError, ConnectionError) as exc:
+        raise ChromaUnavailableError(
+            f"cannot {action}: the Chroma server at {url} does not answer ({exc})"
+        ) from exc
+    except (ChromaError, ValueError, OSError, httpx.HTTPError) as exc:
+        raise CodeIndexError(f"cannot {action}: {type(exc).__name__}: {exc}", hint=hint) from exc
+
+
+def _similarity_for(configuration: Mapping[str, Any]) -> Callable[[float], float]:
+    """Distance to similarity for the collection's space (1 is identical)."""
+    hnsw = configuration.get("hnsw") or {}
+    space = hnsw.get("space", "l2") if isinstance(hnsw, Mapping) else "l2"
+    if space == "l2":
+        # Chroma's l2 is the squared distance; for unit vectors it equals 2 - 2 cos.
+        return lambda distance: 1.0 - distance / 2.0
+    return lambda distance: 1.0 - distance
+
+
+def _unique(snippets: Iterable[Snippet]) -> dict[str, Snippet]:
+    records: dict[str, Snippet] = {}
+    for snippet in snippets:
+        key = snippet.index_id
+        previous = records.get(key)
+        if previous is not None and previous.content_sha256 != snippet.content_sha256:
+            raise ValueError(f"two different snippets share the id {key!r}")
+        records.setdefault(key, snippet)
+    return records
+
+
+def _batches(items: Sequence[_T], size: int) -> Iterator[tuple[int, list[_T]]]:
+    """Consecutive slices of ``items`` with the count done after each."""
+    for start in range(0, len(items), size):
+        batch = list(items[start : start + size])
+        yield start + len(batch), batch

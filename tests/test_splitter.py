@@ -1,0 +1,210 @@
+"""Splitting Python source into function- and method-level snippets (no Chroma, no model)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from guardrail.index import (
+    Snippet,
+    SourceFileError,
+    split_python_file,
+    split_python_source,
+    split_tree,
+)
+
+CODEBASE = Path(__file__).parent / "snippets" / "codebase"
+
+SOURCE = textwrap.dedent(
+    '''
+    """A module."""
+    from __future__ import annotations
+
+    import os.path
+    import re as regex
+    from collections import Counter, OrderedDict
+    from typing import overload
+
+    from . import sibling
+
+
+    def plain(a, b=2):
+        """Add.
+
+        >>> plain(1)
+        3
+        """
+        def helper(x):
+            return x
+        return helper(a) + b
+
+
+    @overload
+    def typed(x: int) -> int: ...
+    @overload
+    def typed(x: str) -> str: ...
+    def typed(x):
+        return x
+
+
+    class Outer:
+        """A class."""
+
+        @staticmethod
+        @regex.compile
+        def decorated(text: str) -> list[str]:
+            """Words.
+
+            >>> Outer.decorated("a b")
+            ['a', 'b']
+            """
+            return regex.findall(r"\\w+", text)
+
+        class Inner:
+            async def fetch(self, *args, key=None, **kwargs) -> Outer:
+                return os.path.join(*args)
+
+        def counts(self):
+            return Counter(sibling.items())
+
+
+    if True:
+        def conditional():
+            return 1
+    '''
+)
+
+
+@pytest.fixture(scope="module")
+def by_name() -> dict[str, Snippet]:
+    return {s.qualified_name: s for s in split_python_source(SOURCE, "mod.py")}
+
+
+def test_every_function_and_method_with_qualified_names(by_name: dict[str, Snippet]) -> None:
+    assert list(by_name) == [
+        "plain",
+        "typed",
+        "Outer.decorated",
+        "Outer.Inner.fetch",
+        "Outer.counts",
+        "conditional",
+    ]  # nested `helper` stays inside `plain`; the two @overload stubs are left out
+
+
+def test_line_ranges_include_decorators_and_code_is_dedented(by_name: dict[str, Snippet]) -> None:
+    lines = SOURCE.splitlines()
+    decorated = by_name["Outer.decorated"]
+    assert lines[decorated.start_line - 1].strip() == "@staticmethod"
+    assert lines[decorated.end_line - 1].strip().startswith("return regex.findall")
+    assert decorated.code.splitlines()[-1] == '    return regex.findall(r"\\w+", text)'
+    for snippet in by_name.values():
+        ast.parse(snippet.code)  # every snippet stands alone as a module
+        assert snippet.file == "mod.py"
+
+
+def test_signature_docstring_and_entry_point(by_name: dict[str, Snippet]) -> None:
+    fetch = by_name["Outer.Inner.fetch"]
+    assert fetch.signature == "async def fetch(self, *args, key=None, **kwargs) -> Outer"
+    assert fetch.entry_point == "fetch"
+    assert by_name["plain"].signature == "def plain(a, b=2)"
+    assert by_name["plain"].docstring.startswith("Add.\n\n>>> plain(1)")
+
+
+def test_module_imports_the_function_uses_are_prepended_trimmed(
+    by_name: dict[str, Snippet],
+) -> None:
+    # `-> Outer` would fail if evaluated outside the module: the future import comes along
+    fetch_code = by_name["Outer.Inner.fetch"].code
+    assert fetch_code.startswith("from __future__ import annotations\nimport os.path\n\n\n")
+    # builtins and imported names evaluate fine: no future import
+    assert by_name["Outer.decorated"].code.startswith("import re as regex\n\n\n@staticmethod")
+    assert "Counter" not in fetch_code and "regex" not in fetch_code
+    counts_code = by_name["Outer.counts"].code
+    # only Counter (not OrderedDict); the relative import cannot work outside its package
+    assert counts_code.startswith("from collections import Counter\n\n\ndef counts(self):")
+    assert "sibling" not in counts_code.split("def counts")[0]
+    # no annotations, no imports used: the function alone, no future import
+    assert by_name["conditional"].code == "def conditional():\n    return 1\n"
+
+
+def test_function_doctests_become_tests_but_method_doctests_do_not(
+    by_name: dict[str, Snippet],
+) -> None:
+    assert by_name["plain"].tests == ["assert plain(1) == 3"]
+    assert by_name["plain"].extra == {"tests_source": "doctest"}
+    assert by_name["Outer.decorated"].tests == []
+    assert by_name["Outer.decorated"].extra == {}
+
+
+def test_syntax_error_names_file_and_line() -> None:
+    with pytest.raises(SourceFileError, match=r"^broken\.py:3: syntax error") as raised:
+        split_python_source("x = 1\n\ndef f(:\n    pass\n", "broken.py")
+    assert raised.value.line == 3
+
+
+def test_non_utf8_file_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.py"
+    path.write_bytes(b"def f():\n    return 1\n# caf\xe9\n")
+    with pytest.raises(SourceFileError, match=r"latin1\.py:3: not UTF-8 text"):
+        split_python_file(path)
+
+
+def test_split_tree_skips_hidden_and_tool_directories_and_reports_bad_files(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "good.py").write_text("def good():\n    return 1\n")
+    (tmp_path / "pkg" / "empty.py").write_text("X = 1\n")
+    (tmp_path / "pkg" / "bad.py").write_text("def bad(\n")
+    (tmp_path / "pkg" / "notes.txt").write_text("def not_python(): pass\n")
+    (tmp_path / "binary.py").write_bytes(b"\xff\xfe\x00def f(): pass\n")
+    for ignored in (".venv", ".git", "__pycache__", "node_modules"):
+        (tmp_path / ignored).mkdir()
+        (tmp_path / ignored / "hidden.py").write_text("def hidden():\n    return 2\n")
+
+    tree = split_tree(tmp_path)
+
+    root = tmp_path.resolve()
+    assert sorted(tree.files) == [str(root / "pkg" / "empty.py"), str(root / "pkg" / "good.py")]
+    assert tree.files[str(root / "pkg" / "empty.py")] == []
+    assert [s.qualified_name for s in tree.snippets] == ["good"]
+    assert tree.skipped.count == 2
+    reasons = {Path(s.file).name: str(s) for s in tree.skipped.files}
+    assert reasons["bad.py"].endswith("bad.py:1: syntax error: '(' was never closed")
+    assert reasons["binary.py"].endswith("binary.py:1: not UTF-8 text")
+
+
+def test_split_tree_of_a_single_file_and_of_a_missing_path(tmp_path: Path) -> None:
+    file = tmp_path / "one.py"
+    file.write_text("def one():\n    return 1\n")
+    tree = split_tree(file)
+    assert list(tree.files) == [str(file.resolve())]
+    with pytest.raises(SourceFileError, match="no such file or directory"):
+        split_tree(tmp_path / "missing")
+
+
+def test_sample_codebase_splits_completely() -> None:
+    tree = split_tree(CODEBASE)
+    assert tree.skipped.count == 0
+    names = {s.qualified_name for s in tree.snippets}
+    assert len(tree.snippets) == 25
+    assert {"slugify", "is_leap_year", "Rect.intersects", "Rect.Builder.add"} <= names
+    with_tests = {s.qualified_name for s in tree.snippets if s.tests}
+    assert with_tests == {
+        "slugify",
+        "word_count",
+        "is_palindrome",
+        "truncate",
+        "gcd",
+        "lcm",
+        "is_prime",
+        "fibonacci",
+        "clamp",
+        "is_leap_year",
+        "days_in_month",
+        "chunked",
+        "rect_area",
+    }  # not mean (+SKIP), parse_iso_date (output not a literal), Rect.area (a method)
