@@ -1,0 +1,26 @@
+"""guardrail for LlamaIndex: retrieved code is run against tests before anyone acts on it.
+
+* `GuardedRetriever` wraps any retriever (or a guardrail `CodeIndex`) and returns verified code
+  first, never code that failed;
+* `ExecutionGatePostprocessor` does the same as a node postprocessor;
+* `TestedQueryBundle` carries a query's tests through ``retrieve`` and ``query_engine.query``;
+* `verdict_of` reads the `Verdict` stored under ``node.metadata["guardrail"]``;
+* `GuardrailMiniLMEmbedding` is an offline embedding model for LlamaIndex indexes.
+"""
+
+from guardrail.integration import METADATA_KEY
+from guardrail.sources import SpecSource
+from llama_index.retrievers.guardrail._gating import verdict_of
+from llama_index.retrievers.guardrail.base import GuardedRetriever, TestedQueryBundle
+from llama_index.retrievers.guardrail.embedding import GuardrailMiniLMEmbedding
+from llama_index.retrievers.guardrail.postprocessor import ExecutionGatePostprocessor
+
+__all__ = [
+    "METADATA_KEY",
+    "ExecutionGatePostprocessor",
+    "GuardedRetriever",
+    "GuardrailMiniLMEmbedding",
+    "SpecSource",
+    "TestedQueryBundle",
+    "verdict_of",
+]

@@ -1,0 +1,134 @@
+"""LlamaIndex's side of the gate: nodes in, gated nodes out.
+
+No verification logic lives here. `GateSettings.plan` turns retrieved nodes into the core's
+`Candidate` objects and picks their specs with `guardrail.integration.plan_gate`; the caller hands
+``plan.candidates`` and ``plan.specs`` to `Gate.gate` or `Gate.agate` (the only difference between
+the sync and async paths), and `gated_nodes` turns the answer back into copies of the nodes
+carrying their verdict under ``metadata["guardrail"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
+
+from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, TextNode
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from guardrail.gate import Candidate, Gate, GateResult, Policy
+from guardrail.integration import (
+    METADATA_KEY,
+    GatePlan,
+    Tests,
+    check_tests,
+    plan_gate,
+    verdict_from_metadata,
+)
+from guardrail.spec import Spec
+from guardrail.verdict import Verdict
+
+__all__ = ["GateSettings", "TestProvider", "candidate_node", "gated_nodes", "verdict_of"]
+
+TestProvider: TypeAlias = Callable[[str, BaseNode], Sequence[str] | Spec | None]
+"""``(query, node) -> tests``: tests for one retrieved node, or ``None`` to fall back to the
+tests stored in its metadata. ``query`` is ``""`` when a postprocessor runs without a query."""
+
+
+def verdict_of(node: BaseNode | NodeWithScore) -> Verdict | None:
+    """The `Verdict` the gated retriever or postprocessor attached to ``node`` (``None`` if none).
+
+    Raises:
+        pydantic.ValidationError: the metadata under ``"guardrail"`` is not a verdict.
+    """
+    return verdict_from_metadata((node.node if isinstance(node, NodeWithScore) else node).metadata)
+
+
+class GateSettings(BaseModel):
+    """Configuration shared by `GuardedRetriever` and `ExecutionGatePostprocessor`.
+
+    Tests for a candidate come from, in order: the query (a `TestedQueryBundle`), the ``tests``
+    field, the ``test_provider``, the tests stored in the node's metadata (its own tests or its
+    docstring's examples, see `guardrail.sources`). A candidate with none is ``unverifiable`` and
+    the policy decides whether it is returned.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    gate: Gate = Field(default_factory=Gate, exclude=True)
+    """The core `Gate` that runs candidates in the sandbox; default ``Gate()`` (Docker)."""
+    policy: Policy | None = None
+    """``rerank``, ``filter`` or ``abstain``; ``None`` uses the gate's own policy."""
+    tests: Tests | None = None
+    """Tests every candidate must pass (test statements, or a `Spec`)."""
+    test_provider: TestProvider | None = Field(default=None, exclude=True)
+    """Callable ``(query, node) -> tests | Spec | None`` for per-node tests."""
+    entry_point: str | None = None
+    """The function name the tests call; inferred from the tests when ``None``."""
+    setup: str = ""
+    """Code run in the judge before each test (imports, helpers)."""
+
+    @field_validator("tests", mode="before")
+    @classmethod
+    def _tests_are_a_list(cls, value: object) -> object:
+        return check_tests(value)
+
+    def plan(
+        self, query: str, nodes: Sequence[NodeWithScore], tests: Tests | None = None
+    ) -> GatePlan[NodeWithScore]:
+        """Nodes, candidates and their specs, in retrieval order (see `plan_gate`); ``tests``
+        override the ``tests`` field.
+
+        Raises:
+            guardrail.errors.SpecError: tests that do not parse (before anything runs).
+        """
+        provider = self.test_provider
+        return plan_gate(
+            nodes,
+            [_candidate(node) for node in nodes],
+            self.tests if tests is None else tests,
+            provider=None if provider is None else lambda node: provider(query, node.node),
+            setup=self.setup,
+            entry_point=self.entry_point,
+        )
+
+
+def gated_nodes(
+    plan: GatePlan[NodeWithScore], result: GateResult, limit: int | None = None
+) -> list[NodeWithScore]:
+    """The nodes the policy kept, in its order, at most ``limit``, each with its verdict."""
+    return [_with_verdict(node, metadata) for node, metadata in plan.kept(result, limit)]
+
+
+def candidate_node(candidate: Candidate) -> NodeWithScore:
+    """A node for a `CodeIndex` hit: the code as text, the snippet's metadata, its score."""
+    node = TextNode(text=candidate.code, metadata=dict(candidate.metadata))
+    if candidate.id:
+        node.id_ = candidate.id
+    return NodeWithScore(node=node, score=candidate.score)
+
+
+def _candidate(node: NodeWithScore) -> Candidate:
+    return Candidate(
+        code=node.node.get_content(metadata_mode=MetadataMode.NONE),
+        id=node.node.node_id,
+        score=node.score,
+        metadata=dict(node.node.metadata),
+    )
+
+
+def _with_verdict(node: NodeWithScore, verdict: dict[str, Any]) -> NodeWithScore:
+    # A copy: nodes the caller (or a docstore) handed in are never modified. The verdict is for
+    # programs reading the metadata; it stays out of the text embedded and shown to an LLM.
+    inner = node.node
+    copy = inner.model_copy(
+        update={
+            "metadata": {**inner.metadata, METADATA_KEY: verdict},
+            "excluded_embed_metadata_keys": _plus_key(inner.excluded_embed_metadata_keys),
+            "excluded_llm_metadata_keys": _plus_key(inner.excluded_llm_metadata_keys),
+        }
+    )
+    return NodeWithScore(node=copy, score=node.score)
+
+
+def _plus_key(keys: list[str]) -> list[str]:
+    return list(keys) if METADATA_KEY in keys else [*keys, METADATA_KEY]
