@@ -30,6 +30,9 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/mypy integrations/langchain/tests
+	MYPYPATH=integrations/llamaindex:integrations/llamaindex/tests $(BIN)/mypy --explicit-package-bases \
+	  integrations/llamaindex/llama_index integrations/llamaindex/tests examples
 
 bench: setup
 	$(PY) bench/bench_gate.py

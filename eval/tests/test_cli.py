@@ -1,0 +1,132 @@
+"""``guardrail eval`` in-process through the core app, with real Chroma, MiniLM and Docker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import guardrail_eval.pools.builtin as builtin
+from guardrail.cli.app import app
+from guardrail.gate import Gate
+from guardrail.index import SentenceTransformerEmbedding
+from guardrail_eval.build import build_pool, write_built_pool
+from guardrail_eval.pools.builtin import load_task_sources
+from guardrail_eval.results import load_results, recompute_metrics
+
+FIXTURES = Path(__file__).parent / "fixtures"
+RELEASE = FIXTURES / "release"
+RESULTS = RELEASE / "results" / "fixture__toy-minilm.json"
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Verdict cache, dense index and pool cache all live in the test's own folder."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("GUARDRAIL_CACHE_DIR", str(cache))
+    return cache
+
+
+@pytest.mark.docker
+def test_eval_of_a_pool_folder_writes_every_output(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    arguments = ["eval", "--pool", str(RELEASE), "--system", "bm25", "--out", str(out)]
+    result = runner.invoke(app, [*arguments, "--visible-tests", "all", "--visible-tests", "1"])
+    assert result.exit_code == 0, result.output
+    assert "acted on buggy code: ungated 66.7% -> gated 0.0% (bm25, gate sees all tests)" in (
+        result.stdout
+    )
+    assert "(bm25, gate sees the first 1 test(s))" in result.stdout
+    assert "bm25+gate-visible1" in result.stdout
+    names = sorted(p.name for p in (out / "results").iterdir())
+    assert names == ["bm25+gate-visible1.json", "bm25+gate.json", "bm25.json"]
+    for name in names:
+        results = load_results(out / "results" / name)
+        assert results.metrics == recompute_metrics(results, rounded=True)
+    summary = json.loads((out / "summary.json").read_text())
+    assert [arm["name"] for arm in summary["arms"]] == ["bm25", "bm25+gate", "bm25+gate-visible1"]
+    assert (out / "report.md").is_file() and (out / "report.html").is_file()
+
+
+@pytest.mark.docker
+def test_replay_alone_runs_no_other_system() -> None:
+    result = runner.invoke(app, ["eval", "--pool", str(RELEASE), "--replay", str(RESULTS)])
+    assert result.exit_code == 0, result.output
+    assert "(fixture__toy-minilm, gate sees all tests)" in result.stdout
+    assert "dense-minilm" not in result.stdout and "bm25" not in result.stdout
+
+
+@pytest.fixture
+def small_builtin(gate: Gate, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Four built-in tasks (four domains) built by the real builder, standing in for the pool."""
+    tasks = load_task_sources()
+    chosen = [tasks[index] for index in (0, 20, 40, 60)]
+    pool, report = build_pool(chosen, gate, seed=0)
+    folder = write_built_pool(pool, report, tmp_path / "small-builtin")
+    monkeypatch.setattr(builtin, "DATA_DIR", folder)
+    return len(pool.queries)
+
+
+@pytest.mark.docker
+def test_no_arguments_runs_the_builtin_pool_dense_and_gated(
+    small_builtin: int, minilm: SentenceTransformerEmbedding, cache_dir: Path
+) -> None:
+    result = runner.invoke(app, ["eval"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("acted on buggy code: ungated ")
+    assert lines[0].endswith("-> gated 0.0% (dense-minilm, gate sees all tests)")
+    assert f"pool builtin: {small_builtin} queries" in result.stdout
+    assert "dense-minilm+gate" in result.stdout
+    assert (cache_dir / "eval-index").is_dir()  # the dense index is kept for the next run
+    again = runner.invoke(app, ["eval"])
+    assert again.exit_code == 0, again.output
+    assert again.stdout.splitlines()[0] == lines[0]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--pool", str(FIXTURES / "malformed" / "bad_json_line3")], "corpus.jsonl:3: not valid"),
+        (["--pool", str(FIXTURES / "malformed" / "missing_field_line2")], "queries.jsonl:2:"),
+        (["--pool", "no/such/folder"], "no such pool folder"),
+        (["--pool", str(RELEASE), "--visible-tests", "0"], "--visible-tests must be 'all'"),
+        (["--pool", str(RELEASE), "--fetch-k", "0"], "--fetch-k must be at least 1"),
+        (["--pool", str(RELEASE), "--replay", "missing.json"], "no such results file"),
+        (["--pool", str(FIXTURES / "flat"), "--replay", str(RESULTS)], "is not in pool 'flat'"),
+    ],
+)
+def test_bad_input_exits_2_with_file_and_line(arguments: list[str], message: str) -> None:
+    result = runner.invoke(app, ["eval", *arguments])
+    assert result.exit_code == 2, result.output
+    assert "error:" in result.stderr
+    assert message in result.stderr
+
+
+def test_out_must_be_a_folder(tmp_path: Path) -> None:
+    taken = tmp_path / "taken.txt"
+    taken.write_text("x")
+    result = runner.invoke(app, ["eval", "--pool", str(RELEASE), "--out", str(taken)])
+    assert result.exit_code == 2
+    assert f"--out {taken} is a file" in result.stderr
+    assert taken.read_text() == "x"
+
+
+def test_unknown_choices_exit_2() -> None:
+    assert runner.invoke(app, ["eval", "--system", "sparse"]).exit_code == 2
+    assert runner.invoke(app, ["eval", "--policy", "maybe"]).exit_code == 2
+    result = runner.invoke(app, ["eval", "build-pool", "nonsense"])
+    assert result.exit_code == 2
+    assert "unknown pool 'nonsense'; expected builtin or humaneval" in result.stderr
+
+
+def test_help_lists_the_options_and_the_build_command() -> None:
+    result = runner.invoke(app, ["eval", "--help"])
+    assert result.exit_code == 0
+    for option in ["--pool", "--system", "--replay", "--visible-tests", "--fetch-k", "--policy"]:
+        assert option in result.stdout
+    for option in ["--out", "--image", "--timeout", "--no-cache", "--seed", "build-pool"]:
+        assert option in result.stdout
