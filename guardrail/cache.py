@@ -1,8 +1,10 @@
 """`VerdictCache`: verdicts kept in SQLite so a repeated verification touches no container.
 
-Key: sha256(code), sha256(spec), the sandbox identity (image id and runner version, see
-`Sandbox.identity`). Only verdicts that depend on nothing but those are stored: a ``timeout``
-depends on machine load and a sandbox fault on the engine, so neither is ever cached.
+Key: sha256(code), sha256(spec), the sandbox identity (image id, runner version and limits, see
+`Sandbox.identity`). Only verdicts that depend on nothing but those are stored: a sandbox fault
+depends on the engine and is never cached; a ``timeout`` is cached only when the candidate spent
+its time computing (`Verdict.busy_timeout`: an endless loop times out again), never when it was
+starved by a loaded machine.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from guardrail.verdict import Reason, Status, Verdict
 
 __all__ = ["VerdictCache", "default_cache_path"]
 
-_UNCACHEABLE_REASONS = {Reason.TIMEOUT, Reason.SANDBOX_FAULT}
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
     code_sha256 TEXT NOT NULL,
@@ -73,7 +74,9 @@ class VerdictCache:
 
     def put(self, code: str, spec: Spec, sandbox_identity: str, verdict: Verdict) -> bool:
         """Store a verdict unless it depends on load or faults; returns whether it was stored."""
-        if verdict.reason in _UNCACHEABLE_REASONS or verdict.status is Status.TIMEOUT:
+        if verdict.reason is Reason.SANDBOX_FAULT:
+            return False
+        if verdict.status is Status.TIMEOUT and not verdict.busy_timeout:
             return False
         payload = verdict.model_copy(update={"cached": False}).model_dump_json()
         with self._lock:

@@ -86,6 +86,9 @@ class Verdict(BaseModel):
         default=None, description="the candidate's function bound to the entry point, if renamed"
     )
     duration_s: float = 0.0
+    cpu_s: float | None = Field(
+        default=None, description="CPU seconds the candidate process used, when known"
+    )
     stdout: str = ""
     stderr: str = ""
     cached: bool = False
@@ -101,6 +104,16 @@ class Verdict(BaseModel):
     @property
     def failed_tests(self) -> list[str]:
         return [t.test for t in self.tests if not t.passed]
+
+    @property
+    def busy_timeout(self) -> bool:
+        """A timeout spent computing (>= 80% of the wall time on the CPU): an endless loop that
+        would time out again, not a candidate starved by a loaded machine."""
+        return (
+            self.status is Status.TIMEOUT
+            and self.cpu_s is not None
+            and self.cpu_s >= 0.8 * self.duration_s
+        )
 
     @property
     def outcomes(self) -> list[str]:

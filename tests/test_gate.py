@@ -161,13 +161,19 @@ def test_the_cache_serves_a_repeat_without_starting_a_container(tmp_path: Path) 
     assert cache.hits == 2
 
 
-def test_timeouts_are_never_cached(tmp_path: Path) -> None:
+def test_only_busy_timeouts_are_cached(tmp_path: Path) -> None:
     cache = VerdictCache(tmp_path / "verdicts.sqlite")
+    spinning = "def add(a, b):\n    while True: pass\n"
+    sleeping = "import time\ndef add(a, b):\n    time.sleep(60)\n"  # like a starved process
     with DockerSandbox(pool_size=1, timeout_s=0.5) as sandbox:
         gate = Gate(sandbox, cache=cache)
-        (verdict,) = gate.verify(["def add(a, b):\n    while True: pass\n"], ADD)
-    assert verdict.status is Status.TIMEOUT
-    assert len(cache) == 0
+        verdicts = gate.verify([spinning, sleeping], ADD)
+        assert [v.status for v in verdicts] == [Status.TIMEOUT, Status.TIMEOUT]
+        assert verdicts[0].busy_timeout and verdicts[0].cpu_s is not None
+        assert not verdicts[1].busy_timeout
+        again = gate.verify([spinning, sleeping], ADD)
+    assert [v.cached for v in again] == [True, False]
+    assert len(cache) == 1
 
 
 def test_an_unreachable_engine_raises_instead_of_verifying(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -201,9 +201,12 @@ class _Container:
         chunks = []
         while size:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.socket], [], [], left)[0]:
-                raise _ContainerFault("the container stopped answering", {})
-            chunk = self.socket.recv(min(size, 1 << 20))
+            try:
+                if left <= 0 or not select.select([self.socket], [], [], left)[0]:
+                    raise _ContainerFault("the container stopped answering", {})
+                chunk = self.socket.recv(min(size, 1 << 20))
+            except (OSError, ValueError) as exc:  # the stream was closed under us
+                raise _ContainerFault(f"the container's stream broke: {exc}", {}) from None
             if not chunk:
                 raise _ContainerFault("the container closed its stream", {})
             chunks.append(chunk)
@@ -245,6 +248,7 @@ def _verdict_from_report(report: dict[str, Any]) -> Verdict:
         tests=tuple(TestOutcome(**test) for test in report.get("tests", [])),
         alias=report.get("alias"),
         duration_s=float(report.get("duration_s", 0.0)),
+        cpu_s=report.get("cpu_s"),
         stdout=str(report.get("stdout", "")),
         stderr=str(report.get("stderr", "")),
     )

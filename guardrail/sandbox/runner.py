@@ -726,7 +726,8 @@ class Supervisor:
         except (ChannelClosed, ValueError, OSError):
             report = _report("error", "sandbox_fault", "the judge ended without a report")
         os.close(report_r)
-        for pid in (candidate_pid, judge_pid):
+        report["cpu_s"] = _cpu_seconds(candidate_pid)  # read before the kill: it tells a
+        for pid in (candidate_pid, judge_pid):  # busy loop from a starved process
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         os.waitpid(judge_pid, 0)
@@ -766,6 +767,17 @@ class Supervisor:
                 return
             if pid == self.zygote_pid:
                 raise SystemExit("the zygote died")
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of ``pid`` so far (``/proc/<pid>/stat`` is world-readable)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rpartition(")")[2].split()
+    except OSError:
+        return None
+    # Fields after the command name: state is index 0, utime 11, stime 12 (proc(5) 3, 14, 15).
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _private_file(path: str) -> int:
