@@ -537,16 +537,21 @@ def _become(uid: int, limits: dict[str, int], oom_score_adj: int) -> None:
 
 
 def _keep_only_fds(*keep: int) -> None:
+    """Point 0-2 at /dev/null unless kept, and close every other descriptor but ``keep``.
+
+    Open descriptors are listed from /proc/self/fd: closing all 65,536 possible ones one by one
+    cost about a millisecond per process, which was a fifth of a job.
+    """
     null = os.open(os.devnull, os.O_RDWR)
     for std in (0, 1, 2):
         if std not in keep:
             os.dup2(null, std)
     os.close(null)
-    highest = 3
-    for fd in sorted(k for k in keep if k > 2):
-        os.closerange(highest, fd)
-        highest = fd + 1
-    os.closerange(highest, 65536)
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            with contextlib.suppress(OSError):  # includes the listing's own, already closed
+                os.close(fd)
 
 
 # ---------------------------------------------------------------- zygote
@@ -705,8 +710,7 @@ class Supervisor:
             self.zygote, [_HEADER.pack(len(request))], [candidate_end.fileno(), *outputs]
         )
         self.zygote.sendall(request)
-        (candidate_pid,) = _HEADER.unpack(read_exact(self.zygote.fileno(), _HEADER.size))
-        candidate_end.close()
+        candidate_end.close()  # the zygote holds its own reference since the send
         report_r, report_w = os.pipe()
         judge_pid = os.fork()
         if judge_pid == 0:
@@ -719,6 +723,9 @@ class Supervisor:
                 os._exit(0)
         os.close(report_w)
         judge_end.close()
+        # Read only now, so that the zygote's fork and the judge's fork overlap.
+        (candidate_pid,) = _HEADER.unpack(read_exact(self.zygote.fileno(), _HEADER.size))
+        candidate_gone = _exit_watch(candidate_pid)
         try:
             report = read_frame(report_r, deadline + 1.0)
         except TimeoutError:
@@ -731,6 +738,9 @@ class Supervisor:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         os.waitpid(judge_pid, 0)
+        if candidate_gone is not None:  # wake the moment the candidate is gone, not by polling
+            select.select([candidate_gone], [], [], 0.1)
+            os.close(candidate_gone)
         self._cleanup(candidate_uid)
         self._cleanup(judge_uid)
         report["stdout"], report["stderr"] = (
@@ -767,6 +777,14 @@ class Supervisor:
                 return
             if pid == self.zygote_pid:
                 raise SystemExit("the zygote died")
+
+
+def _exit_watch(pid: int) -> int | None:
+    """A pidfd that becomes readable when ``pid`` exits (None if it is gone already)."""
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
 
 
 def _cpu_seconds(pid: int) -> float | None:
