@@ -128,7 +128,21 @@ def code_tokens(text: str) -> list[str]:
     return tokens
 
 
-class DenseSystem:
+class _WholePoolSystem:
+    """A system that ranks the pool's own corpus for every one of its queries."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def queries(self, pool: Pool) -> list[Query]:
+        return list(pool.queries)
+
+
+class DenseSystem(_WholePoolSystem):
     """Dense retrieval: the pool in a Chroma `CodeIndex`, searched by embedding similarity.
 
     `prepare` embeds the pool's query texts ahead, in batches, so each search only looks its
@@ -149,17 +163,10 @@ class DenseSystem:
     ) -> None:
         self._embedding = embedding
         self._index_dir = index_dir
-        self._name = name
+        super().__init__(name)
         self._indexes: dict[str, CodeIndex] = {}
         self.index_report: AddReport | None = None
         """What the last `prepare` changed in the index (nothing when it was indexed already)."""
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    def queries(self, pool: Pool) -> list[Query]:
-        return list(pool.queries)
 
     def prepare(self, pool: Pool, on_progress: IndexProgress | None = None) -> None:
         """Add every corpus snippet to the pool's collection (already stored ones are skipped)."""
@@ -231,7 +238,7 @@ class _QueryBatch(SentenceTransformerEmbedding):
         return [self.queries[text] for text in input]
 
 
-class BM25System:
+class BM25System(_WholePoolSystem):
     """Lexical retrieval: BM25 (``bm25s``, Lucene variant) over `code_tokens`.
 
     Args:
@@ -241,15 +248,8 @@ class BM25System:
 
     def __init__(self, *, seed: int = 0, name: str = "bm25") -> None:
         self._seed = seed
-        self._name = name
+        super().__init__(name)
         self._prepared: tuple[str, Any, list[str], NDArray[np.int64]] | None = None
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    def queries(self, pool: Pool) -> list[Query]:
-        return list(pool.queries)
 
     def prepare(self, pool: Pool, on_progress: IndexProgress | None = None) -> None:
         ids = list(pool.corpus)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from release_check_values import GEMINI_EMBEDDING_2
 
 from guardrail.errors import InputError
 from guardrail_eval.errors import OutputError, ResultsFormatError
@@ -33,14 +34,6 @@ HAND_COMPUTED = {
     "exec@3": 0.6667, "precision@3": 0.2222, "ndcg@3": 0.5436, "exec_ndcg_gap@3": 0.1231,
     "exec@5": 1.0, "precision@5": 0.2, "ndcg@5": 0.6872, "exec_ndcg_gap@5": 0.3128,
     "exec@10": 1.0, "precision@10": 0.1, "ndcg@10": 0.6872, "exec_ndcg_gap@10": 0.3128,
-}  # fmt: skip
-
-# the release's published metrics of google/gemini-embedding-2 (results/README.md)
-GEMINI_EMBEDDING_2 = {
-    "exec@1": 0.3312, "precision@1": 0.3312, "ndcg@1": 0.3312, "exec_ndcg_gap@1": 0.0,
-    "exec@3": 0.8232, "precision@3": 0.2744, "ndcg@3": 0.6142, "exec_ndcg_gap@3": 0.209,
-    "exec@5": 0.9968, "precision@5": 0.1994, "ndcg@5": 0.6869, "exec_ndcg_gap@5": 0.3099,
-    "exec@10": 1.0, "precision@10": 0.1, "ndcg@10": 0.6879, "exec_ndcg_gap@10": 0.3121,
 }  # fmt: skip
 
 
