@@ -161,7 +161,7 @@ class _Container:
             raise SandboxError(
                 f"sandbox container from image {sandbox.image!r} did not start its runner:"
                 f" {fault} {self.diagnostics[-500:].decode(errors='replace')}".strip(),
-                hint="the image must have python3 (3.11+) on PATH; try `guardrail sandbox check`",
+                hint="the image must have python3 (3.10+) on PATH; try `guardrail sandbox check`",
             ) from None
         if not (isinstance(hello, dict) and hello.get("ready")):
             self.kill()
