@@ -138,7 +138,11 @@ class Spec(BaseModel):
 
 
 def infer_entry_point(tests: Iterable[str], setup: str = "") -> str:
-    """The first called name in ``tests`` that is not a builtin and not bound by ``setup``."""
+    """The first called name in ``tests`` that is not a builtin nor bound by ``setup`` or the tests.
+
+    When the tests call nothing unbound, the first unbound name they pass to a call
+    (``map(is_prime, xs)``).
+    """
     import builtins
 
     bound = set(dir(builtins))
@@ -152,22 +156,34 @@ def infer_entry_point(tests: Iterable[str], setup: str = "") -> str:
                 bound.add(node.id)
     except SyntaxError as exc:
         raise SpecError(f"setup does not parse (line {exc.lineno}): {exc.msg}") from None
+    trees = []
     for number, test in enumerate(tests, start=1):
         try:
-            tree = ast.parse(test)
+            trees.append(ast.parse(test))
         except SyntaxError as exc:
             raise SpecError(
                 f"test {number} does not parse (line {exc.lineno}): {exc.msg}"
             ) from None
-        calls = sorted(
-            (n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)),
-            key=lambda n: (n.lineno, n.col_offset),
-        )
-        for call in calls:
-            assert isinstance(call.func, ast.Name)
-            if call.func.id not in bound:
-                return call.func.id
+    nodes = [node for tree in trees for node in sorted(ast.walk(tree), key=_position)]
+    # Names the tests bind themselves (``xs = [3, 1]``) are not the function under test.
+    bound |= {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    called = [n.func.id for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    # A function passed rather than called (``map(is_prime, xs)``) counts when nothing is called.
+    passed = [
+        arg.id
+        for n in nodes
+        if isinstance(n, ast.Call)
+        for arg in n.args
+        if isinstance(arg, ast.Name)
+    ]
+    for name in (*called, *passed):
+        if name not in bound:
+            return name
     raise SpecError("cannot tell which function the tests call; pass the entry point name")
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
 def _parse_or_raise(source: str, what: str) -> None:

@@ -54,6 +54,7 @@ class Reason(StrEnum):
     NO_TESTS = "no_tests"
     SETUP_ERROR = "setup_error"
     PROTOCOL_VIOLATION = "protocol_violation"
+    TOO_LARGE = "too_large"
     SANDBOX_FAULT = "sandbox_fault"
 
 

@@ -209,3 +209,41 @@ def test_leftovers_of_a_crashed_run_are_removed() -> None:
         live = [c.id for c in client.containers.list(filters={"label": LABEL})]
     assert orphan.id not in [c.id for c in client.containers.list(all=True)]
     assert live, "our own running container must not be swept"
+
+
+def test_stop_iteration_from_the_candidate_does_not_end_a_tests_loop(gate: Gate) -> None:
+    spec = Spec.from_tests(
+        [
+            "assert all(map(is_prime, [2, 3, 5, 7]))",
+            "assert list(filter(is_prime, [4, 6, 8, 9])) == []",
+            "assert not any(map(is_prime, [4, 6, 9]))",
+        ]
+    )
+    (verdict,) = gate.verify(["def is_prime(n):\n    raise StopIteration\n"], spec)
+    assert verdict.status is Status.FAILED
+    assert verdict.outcomes == ["ERROR:StopIteration"] * 3
+
+
+def test_changes_to_nested_arguments_cannot_be_judged(gate: Gate) -> None:
+    spec = Spec.from_tests(
+        [
+            "row = [1, 2]\nassert scaled([row], 2) == [[2, 4]]\nassert row == [1, 2]",
+            "row = [1, 2]\nassert scaled((row,), 2) == [[2, 4]]\nassert row == [1, 2]",
+        ]
+    )
+    in_place = (
+        "def scaled(rows, factor):\n    for row in rows:\n"
+        "        row[:] = [v * factor for v in row]\n    return [list(r) for r in rows]\n"
+    )
+    copying = "def scaled(rows, factor):\n    return [[v * factor for v in r] for r in rows]\n"
+    verdicts = gate.verify([in_place, copying], spec)
+    assert (verdicts[0].status, verdicts[0].reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
+    assert verdicts[0].outcomes == ["ERROR:Unserialisable"] * 2
+    assert verdicts[1].status is Status.VERIFIED
+
+
+def test_an_oversized_candidate_gets_its_own_verdict_and_spoils_nothing(gate: Gate) -> None:
+    huge = GOOD + "# " + "\U0001f600" * 500_000 + "\n"  # ~6 MB once JSON-escaped
+    verdicts = gate.verify([GOOD, huge, GOOD], ADD)
+    assert [v.status for v in verdicts] == [Status.VERIFIED, Status.ERROR, Status.VERIFIED]
+    assert verdicts[1].reason is Reason.TOO_LARGE

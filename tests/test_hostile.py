@@ -42,6 +42,8 @@ EXPECTED = {
     "sys_exit_in_function": (Status.FAILED, Reason.TESTS_FAILED),
     "raise_system_exit": (Status.FAILED, Reason.TESTS_FAILED),
     "print_result_marker": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
+    "forged_greeting": (Status.FAILED, Reason.TESTS_FAILED),
+    "undeletable_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
 }
 
 
@@ -62,7 +64,7 @@ def hostile_run() -> dict[str, tuple[Verdict, Verdict, Verdict]]:
 
 def test_the_hostile_suite_covers_every_attack_of_the_issue() -> None:
     names = {path.stem for path in HOSTILE}
-    assert len(names) >= 22
+    assert len(names) >= 24
     assert set(EXPECTED) <= names
 
 
@@ -86,6 +88,13 @@ def test_host_environment_is_invisible(
     assert "('PATH', " in attack.stdout
     for variable in ("HOSTNAME", "GUARDRAIL", "DOCKER", "USER", "SHELL"):
         assert variable not in attack.stdout
+
+
+def test_a_forged_alias_is_not_reported(
+    hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
+) -> None:
+    attack, _, _ = hostile_run["forged_greeting"]
+    assert attack.alias is None  # the greeting's alias was not a name the candidate offered
 
 
 def test_output_is_captured_and_truncated() -> None:

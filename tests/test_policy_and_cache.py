@@ -122,3 +122,14 @@ def test_public_api_is_pinned() -> None:
         "VerdictCache",
         "apply_policy",
     ]
+
+
+def test_every_sandbox_limit_is_part_of_the_cache_identity() -> None:
+    from dataclasses import fields
+
+    from guardrail.sandbox.docker import SandboxLimits
+
+    base = SandboxLimits()
+    for field in fields(SandboxLimits):
+        changed = SandboxLimits(**{field.name: getattr(base, field.name) * 2})
+        assert changed.fingerprint() != base.fingerprint(), field.name

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -59,6 +60,10 @@ _BOOTSTRAP = (
     "g['supervisor_main']()\n"
 )
 _DOCKER_HEADER = struct.Struct(">BxxxI")
+_FRAME_HEADER = 4  # runner frames: 4-byte big-endian length, then JSON
+# A batch frame stays well under the runner's frame limit; one job may not take more than this.
+_BATCH_BYTES = runner.MAX_FRAME // 2
+MAX_JOB_BYTES = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -76,7 +81,8 @@ class SandboxLimits:
     tmpfs_mb: int = 64
 
     def fingerprint(self) -> str:
-        return f"t{self.timeout_s}-m{self.memory_mb}-p{self.processes}"
+        """Every limit, since any of them can change a verdict (part of the cache key)."""
+        return "limits:" + ",".join(f"{value}" for value in dataclasses.astuple(self))
 
 
 @dataclass
@@ -213,11 +219,12 @@ class _Container:
             size -= len(chunk)
         return b"".join(chunks)
 
-    def run(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Verdict]]:
-        """Send all jobs in one frame; yield verdicts as the supervisor streams them back."""
+    def run(self, frames: Sequence[bytes]) -> Iterator[tuple[int, Verdict]]:
+        """Send encoded jobs in one frame; yield verdicts as the supervisor streams them back."""
         sandbox = self.sandbox
-        self.send({"jobs": [sandbox.job_message(job) for job in jobs]})
-        for _ in jobs:
+        body = b'{"jobs":[' + b",".join(frame[_FRAME_HEADER:] for frame in frames) + b"]}"
+        self.send_raw(len(body).to_bytes(_FRAME_HEADER, "big") + body)
+        for _ in frames:
             # A healthy supervisor always answers within the job's own deadline plus slack.
             deadline = time.monotonic() + sandbox.limits.timeout_s + sandbox.grace_s
             message = self.receive(deadline)
@@ -422,22 +429,35 @@ class DockerSandbox(Sandbox):
         if not jobs:
             return []
         self.check_ready()
-        chunks = _split(list(range(len(jobs))), self.pool_size)
-        verdicts: dict[int, Verdict] = {}
-        for part in self._executor.map(lambda idx: self._run_chunk(jobs, idx), chunks):
+        frames = [runner.pack_frame(self.job_message(job)) for job in jobs]
+        verdicts: dict[int, Verdict] = {
+            index: Verdict.unjudged(
+                Status.ERROR,
+                Reason.TOO_LARGE,
+                f"the candidate and its tests take {len(frame):,} bytes; the sandbox takes at"
+                f" most {MAX_JOB_BYTES:,} per job",
+            )
+            for index, frame in enumerate(frames)
+            if len(frame) > MAX_JOB_BYTES
+        }
+        sendable = [index for index in range(len(jobs)) if index not in verdicts]
+        chunks = [chunk for chunk in _split(sendable, self.pool_size) if chunk]
+        for part in self._executor.map(lambda idx: self._run_chunk(frames, idx), chunks):
             verdicts.update(part)
         return [verdicts[i] for i in range(len(jobs))]
 
-    def _run_chunk(self, jobs: Sequence[Job], indices: list[int]) -> dict[int, Verdict]:
+    def _run_chunk(self, frames: Sequence[bytes], indices: list[int]) -> dict[int, Verdict]:
         """Run ``indices`` on one container; after a fault, the rest go to a fresh one."""
         verdicts: dict[int, Verdict] = {}
         remaining = list(indices)
         while remaining:
             container = self._acquire()
-            batch = remaining[: max(1, self.jobs_per_container - container.jobs_done)]
+            batch = _next_batch(
+                remaining, frames, max(1, self.jobs_per_container - container.jobs_done)
+            )
             completed: dict[int, Verdict] = {}
             try:
-                for position, verdict in container.run([jobs[i] for i in batch]):
+                for position, verdict in container.run([frames[i] for i in batch]):
                     completed[batch[position]] = verdict
             except _ContainerFault as fault:
                 self._release(container, healthy=False)
@@ -472,6 +492,18 @@ class DockerSandbox(Sandbox):
             container.kill()
         self._executor.shutdown(wait=False)
         atexit.unregister(self.close)
+
+
+def _next_batch(remaining: list[int], frames: Sequence[bytes], most: int) -> list[int]:
+    """The longest prefix of ``remaining`` of at most ``most`` jobs that fits one batch frame."""
+    batch: list[int] = []
+    size = 0
+    for index in remaining[:most]:
+        size += len(frames[index])
+        if batch and size > _BATCH_BYTES:
+            break
+        batch.append(index)
+    return batch
 
 
 def _split(indices: list[int], parts: int) -> list[list[int]]:

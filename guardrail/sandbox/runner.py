@@ -184,6 +184,31 @@ def decode(data: Any) -> Any:
     raise ValueError(f"unknown value tag {tag!r}")
 
 
+def _by_position_and_name(args: list[Any], kwargs: dict[str, Any]) -> dict[int | str, Any]:
+    """Arguments keyed by position and keyword name, so before and after can be compared."""
+    keyed: dict[int | str, Any] = dict(enumerate(args))
+    keyed.update(kwargs)
+    return keyed
+
+
+def _can_write_back(value: Any) -> bool:
+    """Whether a changed argument can be copied back exactly: a mutable container whose items are
+    all immutable. Inner containers would come back as new objects, silently breaking aliasing."""
+    if type(value) not in _MUTABLE:
+        return False
+    if type(value) is bytearray:
+        return True
+    items = [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)
+    return all(_immutable(item) for item in items)
+
+
+def _immutable(value: Any) -> bool:
+    """True for tuples and frozensets made only of immutable builtin values."""
+    if type(value) in (tuple, frozenset):
+        return all(_immutable(item) for item in value)
+    return type(value) not in _MUTABLE
+
+
 def write_back(original: Any, updated: Any) -> None:
     """Copy an argument's post-call state into the judge's own object (in-place mutation)."""
     kind = type(original)
@@ -305,8 +330,8 @@ def candidate_serve(channel: int, code: str, entry_point: str) -> None:
             try:
                 reply = {
                     "value": encode(result),
-                    "args": [encode(a) if type(a) in _MUTABLE else None for a in args],
-                    "kwargs": {k: encode(v) for k, v in kwargs.items() if type(v) in _MUTABLE},
+                    "args": [encode(a) for a in args],
+                    "kwargs": {k: encode(v) for k, v in kwargs.items()},
                 }
             except Unserialisable as exc:
                 reply = {"unserialisable": str(exc)}
@@ -320,6 +345,9 @@ class _Fault(BaseException):
     """The call could not be judged; the outcome word is in ``args[0]``."""
 
 
+_NEVER_REBUILT = (StopIteration, StopAsyncIteration)
+
+
 class CandidateRaised(Exception):
     """Stand-in for a candidate exception that is not a builtin one (or is a BaseException)."""
 
@@ -329,6 +357,8 @@ def _rebuild_exception(info: dict[str, Any]) -> BaseException:
     message = str(info.get("message", ""))
     for base_name in info.get("bases", []):
         base = getattr(builtins, str(base_name), None)
+        if base in _NEVER_REBUILT:
+            break  # raised inside a test, it would end the test's map() or filter() early
         if isinstance(base, type) and issubclass(base, Exception):
             cls: type[Exception] = base if base_name == name else type(name, (base,), {})
             try:
@@ -353,11 +383,13 @@ class Judge:
         if self.fault:
             raise _Fault(self.fault)
         try:
-            request = {
+            request: dict[str, Any] = {
                 "name": name,
                 "args": [encode(a) for a in args],
                 "kwargs": {str(k): encode(v) for k, v in kwargs.items()},
             }
+            before = _by_position_and_name(request["args"], request["kwargs"])
+            targets = _by_position_and_name(list(args), {str(k): v for k, v in kwargs.items()})
         except Unserialisable as exc:
             self._fail("ERROR:Unserialisable", str(exc), sticky=False)
         try:
@@ -376,15 +408,22 @@ class Judge:
         if "unserialisable" in reply:
             self._fail("ERROR:Unserialisable", str(reply["unserialisable"]), sticky=False)
         try:
-            for original, after in zip(args, reply.get("args", []), strict=False):
-                if after is not None and type(original) in _MUTABLE:
-                    write_back(original, decode(after))
-            for key, after in reply.get("kwargs", {}).items():
-                if type(kwargs.get(key)) in _MUTABLE:
-                    write_back(kwargs[key], decode(after))
-            return decode(reply["value"])
-        except (KeyError, ValueError, TypeError) as exc:
-            self._fail("ERROR:ProtocolViolation", f"malformed reply: {exc}")
+            after = _by_position_and_name(reply["args"], reply["kwargs"])
+            changed = [key for key in before if after[key] != before[key]]
+            value = decode(reply["value"])
+            updates = {key: decode(after[key]) for key in changed}
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            self._fail("ERROR:ProtocolViolation", f"malformed reply: {exc!r}")
+        if any(not _can_write_back(targets[key]) for key in changed):
+            self._fail(
+                "ERROR:Unserialisable",
+                "the candidate changed an argument in a way that cannot be copied back"
+                " (a container nested in it, or one the test may also hold elsewhere)",
+                sticky=False,
+            )
+        for key, updated in updates.items():
+            write_back(targets[key], updated)
+        return value
 
     def _fail(self, outcome: str, detail: str, *, sticky: bool = True) -> NoReturn:
         self.last_fault = (outcome, detail)
@@ -412,10 +451,15 @@ class Judge:
             exec(compile(job["setup"], "<setup>", "exec"), namespace)
         except BaseException as exc:
             return _report("error", "setup_error", f"the spec's setup raised {exc!r}"[:2000])
-        for name in _names_to_bind(hello.get("functions"), job, namespace):
+        offered = hello.get("functions")
+        bound = offered if isinstance(offered, list) else []
+        for name in _names_to_bind(offered, job, namespace):
             namespace[name] = self._proxy(name)
         tests = [self._run_test(test, namespace) for test in job["tests"]]
-        report = _report(*_status_of(tests), alias=hello.get("alias"))
+        alias = hello.get("alias")
+        if not (isinstance(alias, str) and alias.isidentifier() and alias in bound):
+            alias = None  # the candidate's word; kept only when it names a real function
+        report = _report(*_status_of(tests), alias=alias)
         report["tests"] = tests
         return report
 
@@ -647,6 +691,14 @@ def _owned_files(uid: int) -> bool:
     return False
 
 
+def _allow_and_retry(function: Any, path: str, _error: Any) -> None:
+    """rmtree's error hook: the owner may have removed its own write or search permission."""
+    with contextlib.suppress(OSError):
+        os.chmod(os.path.dirname(path), 0o700)
+        os.chmod(path, 0o700)
+        function(path)
+
+
 def _reap_as(uid: int) -> None:
     """As ``uid``: SIGKILL all it runs (``kill(-1)`` spares only the caller); delete its files."""
     import shutil
@@ -669,7 +721,7 @@ def _reap_as(uid: int) -> None:
                         if os.lstat(path).st_uid != uid:
                             continue
                         if os.path.isdir(path) and not os.path.islink(path):
-                            shutil.rmtree(path, ignore_errors=True)
+                            shutil.rmtree(path, onerror=_allow_and_retry)
                         else:
                             os.unlink(path)
                     except OSError:
