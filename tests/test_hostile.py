@@ -26,7 +26,7 @@ SPEC = Spec.from_tests(
 GOOD = "def square(x):\n    return x * x\n"
 PROBE = Job(
     (SNIPPETS / "probes" / "no_strangers.py").read_text(),
-    Spec.from_tests(["assert leftovers() == {'processes': 0, 'files': []}"]),
+    Spec.from_tests(["assert leftovers() == {'processes': 0, 'files': [], 'ipc': 0}"]),
 )
 
 # The verdict each attack must get: never verified, and each failure mode its own explicit status.
@@ -44,6 +44,7 @@ EXPECTED = {
     "print_result_marker": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
     "forged_greeting": (Status.FAILED, Reason.TESTS_FAILED),
     "undeletable_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
+    "sysv_ipc_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
 }
 
 
@@ -64,7 +65,7 @@ def hostile_run() -> dict[str, tuple[Verdict, Verdict, Verdict]]:
 
 def test_the_hostile_suite_covers_every_attack_of_the_issue() -> None:
     names = {path.stem for path in HOSTILE}
-    assert len(names) >= 24
+    assert len(names) >= 25
     assert set(EXPECTED) <= names
 
 

@@ -676,6 +676,41 @@ def _processes_of(uid: int) -> tuple[int, int]:
     return alive, zombies
 
 
+# /proc/sysvipc/<kind>: the id, owner uid and creator uid columns of each kind of object.
+_SYSV_COLUMNS = {"shm": (1, 7, 9), "sem": (1, 4, 6), "msg": (1, 7, 9)}
+
+
+def _ipc_objects_of(uid: int) -> list[tuple[str, int]]:
+    """System V shared memory, semaphores and queues owned or created by ``uid``.
+
+    They outlive their creator inside the container's IPC namespace, so a job could otherwise
+    leave memory charged to the container or data for a later job.
+    """
+    found = []
+    for kind, (ident, owner, creator) in _SYSV_COLUMNS.items():
+        try:
+            with open(f"/proc/sysvipc/{kind}") as handle:
+                rows = [line.split() for line in handle.readlines()[1:]]
+        except OSError:
+            continue
+        found += [(kind, int(row[ident])) for row in rows if str(uid) in (row[owner], row[creator])]
+    return found
+
+
+def _remove_ipc_objects(uid: int) -> None:
+    """As their owner or creator: IPC_RMID (0) on every System V object of ``uid``."""
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    remove = {
+        "shm": lambda ident: libc.shmctl(ident, 0, None),
+        "sem": lambda ident: libc.semctl(ident, 0, 0),
+        "msg": lambda ident: libc.msgctl(ident, 0, None),
+    }
+    for kind, ident in _ipc_objects_of(uid):
+        remove[kind](ident)
+
+
 def _owned_files(uid: int) -> bool:
     for folder in ("/tmp", "/dev/shm"):
         try:
@@ -700,7 +735,8 @@ def _allow_and_retry(function: Any, path: str, _error: Any) -> None:
 
 
 def _reap_as(uid: int) -> None:
-    """As ``uid``: SIGKILL all it runs (``kill(-1)`` spares only the caller); delete its files."""
+    """As ``uid``: SIGKILL all it runs (``kill(-1)`` spares only the caller), delete its files
+    and its System V IPC objects."""
     import shutil
 
     pid = os.fork()
@@ -726,6 +762,7 @@ def _reap_as(uid: int) -> None:
                             os.unlink(path)
                     except OSError:
                         continue
+            _remove_ipc_objects(uid)
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
@@ -808,7 +845,7 @@ class Supervisor:
         for attempt in range(2000):
             self._reap_orphans()
             alive, zombies = _processes_of(uid)
-            files = _owned_files(uid)
+            files = _owned_files(uid) or bool(_ipc_objects_of(uid))
             if not (alive or zombies or files):
                 return
             # The job's own processes were SIGKILLed already and vanish within a few polls;

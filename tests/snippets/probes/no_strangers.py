@@ -17,4 +17,8 @@ def leftovers():
         if uid not in (0, me, me + 1):
             strangers.append(uid)
     files = [name for name in os.listdir("/tmp") if not name.startswith(".guardrail-")]
-    return {"processes": len(strangers), "files": files}
+    ipc = 0
+    for kind in ("shm", "sem", "msg"):
+        with open(f"/proc/sysvipc/{kind}") as handle:
+            ipc += len(handle.readlines()) - 1
+    return {"processes": len(strangers), "files": files, "ipc": ipc}
