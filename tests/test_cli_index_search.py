@@ -83,8 +83,10 @@ def test_index_of_one_broken_file_is_bad_input_with_file_and_line(tmp_path: Path
     [
         (["index", "{tmp}/missing"], "missing: no such file or directory"),
         (["index", "{tmp}", "--path", "{tmp}/i", "--chroma-url", "http://x:1"], "not both"),
-        (["search", "q", "--tests", "{tmp}/t.py"], "t.py: cannot read tests"),
+        (["search", "q", "--tests", "{tmp}/t.py"], "t.py: no such tests file"),
         (["search", "q", "--entry-point", "f"], "give --tests too"),
+        (["search", "q", "-k", "5", "--fetch-k", "2"], "asks for more results than --fetch-k 2"),
+        (["search", "q", "--path", "{tmp}/none"], "is empty or does not exist"),
         (["index", "{tmp}", "--collection", "x"], "cannot open collection 'x'"),
     ],
 )

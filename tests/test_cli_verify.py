@@ -95,7 +95,7 @@ def test_sandbox_check_proves_the_hardening(docker_sandbox: object) -> None:
     report = json.loads(result.stdout)
     assert report["image_id"].startswith("sha256:")
     names = {check["name"]: check["ok"] for check in report["checks"]}
-    assert len(names) == 20 and all(names.values()), names
+    assert len(names) == 26 and all(names.values()), names
 
 
 def test_sandbox_check_without_an_engine_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:

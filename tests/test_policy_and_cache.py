@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import guardrail
 from guardrail.cache import VerdictCache
 from guardrail.gate import Candidate, GatedCandidate, Policy, apply_policy
@@ -133,3 +135,44 @@ def test_every_sandbox_limit_is_part_of_the_cache_identity() -> None:
     for field in fields(SandboxLimits):
         changed = SandboxLimits(**{field.name: getattr(base, field.name) * 2})
         assert changed.fingerprint() != base.fingerprint(), field.name
+
+
+@pytest.mark.parametrize(
+    ("environment", "arguments", "message"),
+    [
+        ({}, {"timeout_s": float("nan")}, "timeout_s must be a positive finite number"),
+        ({}, {"timeout_s": 0}, "timeout_s must be a positive finite number"),
+        ({}, {"pool_size": 0}, "pool size must be at least 1"),
+        ({"GUARDRAIL_POOL_SIZE": "abc"}, {}, "GUARDRAIL_POOL_SIZE must be a number"),
+        ({"GUARDRAIL_TIMEOUT": "inf"}, {}, "timeout_s must be a positive finite number"),
+    ],
+)
+def test_bad_sandbox_settings_are_input_errors(
+    monkeypatch: pytest.MonkeyPatch,
+    environment: dict[str, str],
+    arguments: dict[str, float],
+    message: str,
+) -> None:
+    from guardrail.errors import InputError
+    from guardrail.sandbox.docker import DockerSandbox
+
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(InputError, match=message):
+        DockerSandbox("any-image", **arguments)  # type: ignore[arg-type]
+
+
+def test_sandbox_settings_come_from_arguments_then_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from guardrail.sandbox.docker import DockerSandbox
+
+    monkeypatch.setenv("GUARDRAIL_TIMEOUT", "1.5")
+    monkeypatch.setenv("GUARDRAIL_POOL_SIZE", "3")
+    monkeypatch.setenv("GUARDRAIL_IMAGE", "from-env")
+    from_env = DockerSandbox()
+    assert (from_env.limits.timeout_s, from_env.pool_size, from_env.image) == (1.5, 3, "from-env")
+    given = DockerSandbox("given", timeout_s=2.0, pool_size=1)
+    assert (given.limits.timeout_s, given.pool_size, given.image) == (2.0, 1, "given")
+    from_env.close()
+    given.close()

@@ -80,8 +80,15 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     with reporting_errors():
         if entry_point is not None and tests is None:
             fail("--entry-point names the function the --tests call; give --tests too")
+        if k is not None and k > fetch_k:
+            fail(f"-k {k} asks for more results than --fetch-k {fetch_k} retrieves")
         query_spec = Spec.from_file(tests, entry_point) if tests is not None else None
         code_index = open_index(collection, index_dir, chroma_url, embedding)
+        if code_index.count() == 0:
+            fail(
+                f"collection {code_index.name!r} is empty or does not exist",
+                hint="index code first with `guardrail index PATH` (same --collection/--path)",
+            )
         candidates = code_index.search(query, k=fetch_k)
         resolved = [resolve(candidate, query_spec) for candidate in candidates]
         with build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate:

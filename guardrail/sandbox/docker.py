@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import queue
 import select
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from guardrail.errors import EngineUnavailableError, ImageNotFoundError, SandboxError
+from guardrail.errors import EngineUnavailableError, ImageNotFoundError, InputError, SandboxError
 from guardrail.sandbox import runner
 from guardrail.sandbox.base import Job, Sandbox
 from guardrail.sandbox.image import default_image
@@ -79,6 +80,14 @@ class SandboxLimits:
     file_bytes: int = 1 << 20
     output_chars: int = 4096
     tmpfs_mb: int = 64
+
+    def __post_init__(self) -> None:
+        for field_ in dataclasses.fields(self):
+            value = getattr(self, field_.name)
+            if not (math.isfinite(value) and value > 0):
+                raise InputError(
+                    f"sandbox limit {field_.name} must be a positive finite number, got {value!r}"
+                )
 
     def fingerprint(self) -> str:
         """Every limit, since any of them can change a verdict (part of the cache key)."""
@@ -288,12 +297,15 @@ class DockerSandbox(Sandbox):
     ) -> None:
         self.image = image or os.environ.get("GUARDRAIL_IMAGE") or default_image()
         self.limits = limits or SandboxLimits()
+        if timeout_s is None and os.environ.get("GUARDRAIL_TIMEOUT"):
+            timeout_s = _number_from_env("GUARDRAIL_TIMEOUT", float)
         if timeout_s is not None:
-            self.limits = SandboxLimits(**{**self.limits.__dict__, "timeout_s": timeout_s})
-        env_pool = os.environ.get("GUARDRAIL_POOL_SIZE")
-        self.pool_size = pool_size or (int(env_pool) if env_pool else (os.cpu_count() or 1))
+            self.limits = dataclasses.replace(self.limits, timeout_s=timeout_s)
+        if pool_size is None and os.environ.get("GUARDRAIL_POOL_SIZE"):
+            pool_size = _number_from_env("GUARDRAIL_POOL_SIZE", int)
+        self.pool_size = (os.cpu_count() or 1) if pool_size is None else pool_size
         if self.pool_size < 1:
-            raise ValueError(f"pool_size must be at least 1, got {self.pool_size}")
+            raise InputError(f"the sandbox pool size must be at least 1, got {self.pool_size}")
         self.jobs_per_container = jobs_per_container
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stats = SandboxStats()
@@ -492,6 +504,13 @@ class DockerSandbox(Sandbox):
             container.kill()
         self._executor.shutdown(wait=False)
         atexit.unregister(self.close)
+
+
+def _number_from_env(name: str, kind: type[float] | type[int]) -> Any:
+    try:
+        return kind(os.environ[name])
+    except ValueError:
+        raise InputError(f"${name} must be a number, got {os.environ[name]!r}") from None
 
 
 def _next_batch(remaining: list[int], frames: Sequence[bytes], most: int) -> list[int]:

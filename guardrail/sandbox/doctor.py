@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from guardrail.errors import SandboxError
 from guardrail.sandbox.base import Job
-from guardrail.sandbox.docker import DockerSandbox
+from guardrail.sandbox.docker import LABEL, DockerSandbox
 from guardrail.spec import Spec
 
 __all__ = ["Check", "DoctorReport", "check_sandbox"]
@@ -59,6 +59,21 @@ def _readable(path):
         return False
 
 
+def _tmp_executes():
+    import subprocess
+
+    path = "/tmp/guardrail-probe.sh"
+    with open(path, "w") as handle:
+        handle.write("#!/bin/sh\\nexit 0\\n")
+    os.chmod(path, 0o700)
+    try:
+        return subprocess.run([path], check=False).returncode == 0
+    except OSError:
+        return False
+    finally:
+        os.unlink(path)
+
+
 def probe():
     return {
         "uid": os.getuid(),
@@ -69,6 +84,10 @@ def probe():
         "no_new_privs": int(_status_field("NoNewPrivs")),
         "memory_limit": resource.getrlimit(resource.RLIMIT_AS)[0],
         "process_limit": resource.getrlimit(resource.RLIMIT_NPROC)[0],
+        "file_size_limit": resource.getrlimit(resource.RLIMIT_FSIZE)[0],
+        "cpu_limit": resource.getrlimit(resource.RLIMIT_CPU)[0],
+        "tmp_executes": _tmp_executes(),
+        "dev_shm": os.path.exists("/dev/shm"),
         "env": sorted(os.environ),
         "pid1_environ_readable": _readable("/proc/1/environ"),
     }
@@ -83,6 +102,10 @@ PROPERTIES = {
     "no new privileges": "assert probe()['no_new_privs'] == 1",
     "memory limit in force": "assert 0 < probe()['memory_limit'] <= 8 * 1024 ** 3",
     "process limit in force": "assert 0 < probe()['process_limit'] <= 4096",
+    "file size limit in force": "assert 0 < probe()['file_size_limit'] <= 1024 ** 3",
+    "CPU time limit in force": "assert 0 < probe()['cpu_limit'] <= 3600",
+    "nothing executes from /tmp (noexec)": "assert probe()['tmp_executes'] is False",
+    "no shared /dev/shm (private IPC)": "assert probe()['dev_shm'] is False",
     "no host environment": "assert set(probe()['env']) <= {'PATH', 'HOME', 'TMPDIR', 'LANG'}",
     "supervisor's environment closed": "assert probe()['pid1_environ_readable'] is False",
 }
@@ -137,6 +160,14 @@ def _container_checks(attrs: dict[str, Any]) -> list[Check]:
         ("container: memory limit", (host.get("Memory") or 0) > 0),
         ("container: CPU limit", (host.get("NanoCpus") or 0) > 0),
         ("container: log driver none", host.get("LogConfig", {}).get("Type") == "none"),
-        ("container: /tmp is a tmpfs", "/tmp" in (host.get("Tmpfs") or {})),
+        (
+            "container: /tmp is a noexec tmpfs",
+            "noexec" in (host.get("Tmpfs") or {}).get("/tmp", ""),
+        ),
+        ("container: private IPC namespace", host.get("IpcMode") == "none"),
+        (
+            "container: labelled for leftover sweeps",
+            LABEL in attrs.get("Config", {}).get("Labels", {}),
+        ),
     ]
     return [Check(name=name, ok=bool(ok)) for name, ok in expected]
