@@ -70,6 +70,26 @@ def test_reindexing_a_changed_file_replaces_its_snippets_and_lists_skipped_files
     assert index.count() == 25
 
 
+def test_reindexing_drops_deleted_files_and_files_that_stopped_parsing(tmp_path: Path) -> None:
+    codebase = _codebase(tmp_path)
+    collection = ["--collection", "gone", "--path", str(tmp_path / "elsewhere")]
+    assert runner.invoke(app, ["index", str(codebase), *collection]).exit_code == 0
+    index = CodeIndex("gone", path=tmp_path / "elsewhere")
+    before = {Path(file).name for file in index.files()}
+    (codebase / "pocketlib" / "text.py").unlink()
+    (codebase / "pocketlib" / "dates.py").write_text("def broken(:\n    pass\n")
+
+    result = runner.invoke(app, ["index", str(codebase), *collection])
+
+    assert result.exit_code == 0, result.output
+    after = {Path(file).name for file in index.files()}
+    assert {"text.py", "dates.py"} <= before
+    assert after == before - {"text.py", "dates.py"}
+    assert not any(
+        c.metadata["qualified_name"] == "is_leap_year" for c in index.search("leap year", k=5)
+    )
+
+
 def test_index_of_one_broken_file_is_bad_input_with_file_and_line(tmp_path: Path) -> None:
     broken = tmp_path / "broken.py"
     broken.write_text("import os\n\ndef broken(:\n    pass\n")

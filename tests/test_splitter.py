@@ -133,7 +133,7 @@ def test_module_imports_the_function_uses_are_prepended_trimmed(
 def test_function_doctests_become_tests_but_method_doctests_do_not(
     by_name: dict[str, Snippet],
 ) -> None:
-    assert by_name["plain"].tests == ["assert plain(1) == 3"]
+    assert by_name["plain"].tests == ["assert repr(plain(1)) == '3'"]
     assert by_name["plain"].extra == {"tests_source": "doctest"}
     assert by_name["Outer.decorated"].tests == []
     assert by_name["Outer.decorated"].extra == {}
@@ -208,3 +208,23 @@ def test_sample_codebase_splits_completely() -> None:
         "chunked",
         "rect_area",
     }  # not mean (+SKIP), parse_iso_date (output not a literal), Rect.area (a method)
+
+
+def test_line_numbers_follow_python_not_str_splitlines() -> None:
+    source = 'def a():\n    return 1\n\x0c\ndef b():\n    s = "x\u2028y"\n    return 2\n'
+    a, b = split_python_source(source, "ff.py")
+    assert a.code.rstrip().endswith("return 1")
+    assert (b.start_line, b.end_line) == (4, 6)
+    assert b.code.rstrip().endswith("return 2")
+
+
+def test_a_byte_order_mark_is_valid_source(tmp_path: Path) -> None:
+    path = tmp_path / "bom.py"
+    path.write_bytes(b"\xef\xbb\xbfdef f():\n    return 1\n")
+    (snippet,) = split_python_file(path)
+    assert snippet.entry_point == "f"
+
+
+def test_the_same_definition_twice_is_one_snippet() -> None:
+    source = "if True:\n    def f():\n        return 1\nelse:\n    def f():\n        return 1\n"
+    assert [s.qualified_name for s in split_python_source(source, "twice.py")] == ["f"]

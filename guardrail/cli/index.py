@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from guardrail.cli.common import console, err_console, fail, reporting_errors
 
 if TYPE_CHECKING:
-    from guardrail.index import AddReport, CodeIndex, ProgressHook, TreeSplit
+    from guardrail.index import AddReport, CodeIndex, ProgressHook, Snippet, TreeSplit
 
 CollectionOption = Annotated[
     str,
@@ -74,9 +74,23 @@ def index(
         if path.is_file() and tree.skipped.count:
             fail(str(tree.skipped.files[0]))
         code_index = open_index(collection, index_dir, chroma_url, embedding)
+        files = {**_gone_files(code_index, path, tree), **tree.files}
         with _progress(len(tree.snippets)) as on_progress:
-            report = code_index.replace_files(tree.files, on_progress=on_progress)
+            report = code_index.replace_files(files, on_progress=on_progress)
     _print_summary(path, code_index, tree, report)
+
+
+def _gone_files(code_index: CodeIndex, path: Path, tree: TreeSplit) -> dict[str, list[Snippet]]:
+    """Indexed files under ``path`` that are deleted or no longer parse: their snippets go.
+
+    Otherwise they would keep being served with a file and line range that are no longer true.
+    """
+    root = path.resolve()
+    return {
+        file: []
+        for file in code_index.files()
+        if file not in tree.files and (Path(file) == root or root in Path(file).parents)
+    }
 
 
 def open_index(

@@ -284,6 +284,16 @@ class CodeIndex:
                 hashes[id_] = str((metadata or {}).get("content_sha256", ""))
         return hashes
 
+    def files(self) -> set[str]:
+        """Every source file the index holds snippets of (as stored: resolved paths)."""
+        with self._errors("list indexed files"):
+            result = self._collection.get(include=["metadatas"])
+        return {
+            str(metadata["file"])
+            for metadata in result["metadatas"] or []
+            if metadata and isinstance(metadata.get("file"), str)
+        }
+
     def _ids_of_files(self, files: list[str]) -> list[str]:
         ids: list[str] = []
         for _, chunk in _batches(files, _LOOKUP_CHUNK):

@@ -2,10 +2,11 @@
 
 Each example is read with the standard library's `doctest.DocTestParser` and becomes:
 
-* ``>>> expr`` with expected output that is a Python literal -> ``assert (expr) == <literal>``
-  (``is`` for ``True``, ``False`` and ``None``);
+* ``>>> expr`` with expected output that is a Python literal -> ``assert repr(expr) ==
+  '<output>'``: compared by the printed text, as doctest does, so ``1`` does not accept ``True``;
 * ``>>> print(x)`` with expected output -> ``assert str(x) == '<output>'``;
-* ``>>> expr`` expected to raise a builtin exception -> a ``try``/``except`` test;
+* ``>>> expr`` expected to raise a builtin exception -> a ``try``/``except`` test that also checks
+  the message (``Exception`` and ``BaseException`` are too broad to judge anything: skipped);
 * a statement, or an expression with no output (``>>> xs = [3, 1]``, ``>>> xs.sort()``) -> context:
   it is prepended to every later test, so each test is self-contained and runs in any order;
 * ``>>> import m`` -> setup.
@@ -13,7 +14,8 @@ Each example is read with the standard library's `doctest.DocTestParser` and bec
 Examples are skipped, never guessed at, when they cannot be judged as plain data: output that is
 not a Python literal (``Point(x=1)``, ``<object at 0x...>``), examples carrying doctest directives
 (``# doctest: +SKIP``, ``+ELLIPSIS``...), names that are neither builtins, the function itself nor
-bound by earlier examples, and tests that never reach the function.
+bound by earlier examples, and tests that never call the function (``callable(f)`` passes for any
+code).
 """
 
 from __future__ import annotations
@@ -26,21 +28,6 @@ from dataclasses import dataclass, field
 __all__ = ["DoctestTests", "doctest_tests"]
 
 _BUILTINS = frozenset(dir(builtins))
-_SINGLETONS = frozenset({"True", "False", "None"})
-# Expressions that need no parentheses as the left operand of ``==``.
-_TIGHT = (
-    ast.Call,
-    ast.Name,
-    ast.Attribute,
-    ast.Subscript,
-    ast.Constant,
-    ast.List,
-    ast.Dict,
-    ast.Set,
-    ast.ListComp,
-    ast.SetComp,
-    ast.DictComp,
-)
 
 
 @dataclass(frozen=True)
@@ -110,37 +97,46 @@ class _State:
             argument = ast.get_source_segment(source, expression.args[0]) or ""
             check = f"assert str({argument}) == {want!r}"
         else:
-            check = _equals(_operand(source, expression), want)
+            check = _equals(ast.get_source_segment(source, expression) or "", want)
         if check is None:
             return None
         test = "\n".join([*self.context, check])
-        return test if self.entry_point in _names(ast.parse(test)) else None
+        # Only a test that calls the function tests it: `callable(f)` or `f.__name__` pass for
+        # any code at all.
+        return test if _calls(ast.parse(test), self.entry_point) else None
 
 
-def _operand(source: str, expression: ast.expr) -> str:
-    """The expression's text (without trailing comments), parenthesised unless it binds tightly."""
-    text = ast.get_source_segment(source, expression) or ast.unparse(expression)
-    return text if isinstance(expression, _TIGHT) else f"({text})"
-
-
-def _equals(operand: str, want: str) -> str | None:
+def _equals(expression: str, want: str) -> str | None:
+    """Compare as doctest does, by the printed text: ``1`` must not accept ``True`` or ``1.0``."""
     try:
         ast.literal_eval(want)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
-    if want in _SINGLETONS:
-        return f"assert {operand} is {want}"
-    return f"assert {operand} == {want}"
+    return f"assert repr({expression}) == {want!r}"
 
 
 def _raises(source: str, exc_msg: str) -> str | None:
-    name = exc_msg.split(":", 1)[0].strip()
+    """A try block expecting the builtin exception, with doctest's message, and nothing broader.
+
+    ``Exception`` or ``BaseException`` would accept whatever broken code raises (a NameError from
+    a missing helper), so such examples are skipped. The message is compared as the exception's
+    text or its first argument (a KeyError prints its key quoted).
+    """
+    name, _, message = exc_msg.partition(":")
+    name, message = name.strip(), message.strip()
     exception = getattr(builtins, name, None)
     if not (isinstance(exception, type) and issubclass(exception, BaseException)):
         return None
+    if exception in (Exception, BaseException):
+        return None
     body = "\n".join(f"    {line}" for line in source.splitlines())
+    check = (
+        f"    assert {message!r} in (str(_error), *map(str, _error.args[:1]))"
+        if message
+        else "    pass"
+    )
     return (
-        f"try:\n{body}\nexcept {name}:\n    pass\n"
+        f"try:\n{body}\nexcept {name} as _error:\n{check}\n"
         f"else:\n    raise AssertionError('expected {name}')"
     )
 
@@ -152,6 +148,14 @@ def _is_print(expression: ast.Call) -> bool:
         and len(expression.args) == 1
         and not expression.keywords
         and not isinstance(expression.args[0], ast.Starred)
+    )
+
+
+def _calls(tree: ast.AST, name: str) -> bool:
+    """Whether the code calls ``name`` itself (passing it, as in ``callable(f)``, runs nothing)."""
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+        for node in ast.walk(tree)
     )
 
 

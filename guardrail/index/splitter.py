@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import builtins
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,6 +85,9 @@ class TreeSplit(BaseModel):
         return [snippet for snippets in self.files.values() for snippet in snippets]
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def split_python_source(source: str, file: str = "<source>") -> list[Snippet]:
     """Snippets of every function and method in ``source``, in source order.
 
@@ -94,12 +98,16 @@ def split_python_source(source: str, file: str = "<source>") -> list[Snippet]:
         module = ast.parse(source, filename=file)
     except SyntaxError as exc:
         raise SourceFileError(file, f"syntax error: {exc.msg}", line=exc.lineno) from None
-    lines = source.splitlines()
+    # Python breaks lines only at \n, \r\n and \r; str.splitlines also breaks at form feeds and
+    # other separators, which would shift every later line number.
+    lines = _LINE_BREAK.split(source)
     imports = _module_imports(module)
-    return [
-        _snippet(node, qualified_name, lines, imports, file=file, in_class=in_class)
-        for node, qualified_name, in_class in _functions(module.body, prefix="", in_class=False)
-    ]
+    snippets: dict[str, Snippet] = {}
+    for node, qualified_name, in_class in _functions(module.body, prefix="", in_class=False):
+        snippet = _snippet(node, qualified_name, lines, imports, file=file, in_class=in_class)
+        # The same definition twice (if/else branches) is one snippet: the first one stays.
+        snippets.setdefault(snippet.content_id, snippet)
+    return list(snippets.values())
 
 
 def split_python_file(path: str | Path) -> list[Snippet]:
@@ -114,7 +122,7 @@ def split_python_file(path: str | Path) -> list[Snippet]:
     except OSError as exc:
         raise SourceFileError(str(file), f"cannot read: {exc.strerror or exc}") from None
     try:
-        source = data.decode("utf-8")
+        source = data.decode("utf-8-sig")  # a byte-order mark is valid Python source
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise SourceFileError(str(file), "not UTF-8 text", line=line) from None
