@@ -68,8 +68,28 @@ def test_gate_puts_the_correct_function_first_where_the_raw_retriever_put_a_clon
     assert verdict["spec_source"] == "query"
     assert verdict["policy"] == "rerank"
     assert verdict["retrieval_rank"] == _ids(ungated).index(CORRECT_ID)
-    assert verdict["retrieval_score"] == pytest.approx(gated[0].score)
-    assert gated[0].score == pytest.approx(ungated[verdict["retrieval_rank"]].score)
+    # The raw similarity stays in the verdict; the node's score follows the gate's order.
+    assert verdict["retrieval_score"] == pytest.approx(ungated[verdict["retrieval_rank"]].score)
+    assert gated[0].score == 1.0
+
+
+def test_scores_follow_the_gates_order_so_a_resort_keeps_verified_first(
+    chroma_client: Any, embed_model: GuardrailMiniLMEmbedding, gate: Gate
+) -> None:
+    nodes = clamp_nodes()
+    for node in nodes:  # only the correct function carries tests: it verifies, clones are
+        if node.node_id == CORRECT_ID:  # unverifiable and follow it in retrieval order
+            node.metadata["tests"] = json.dumps(CLAMP_TESTS)
+    base = chroma_index(chroma_client, embed_model, nodes).as_retriever(similarity_top_k=6)
+    gated = GuardedRetriever(base, gate=gate, fetch_k=6, k=6).retrieve(CLAMP_QUERY)
+
+    assert _ids(gated)[0] == CORRECT_ID
+    raw = [node.node.metadata[METADATA_KEY]["retrieval_score"] for node in gated]
+    assert raw[0] < raw[1], "precondition: a clone is more similar than the correct function"
+    scores = [node.score or 0.0 for node in gated]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == len(scores)
+    # A later step that sorts by score (fusion, a cut-off) keeps the gate's order.
+    assert _ids(sorted(gated, key=lambda n: -(n.score or 0.0))) == _ids(gated)
 
 
 async def test_aretrieve_gives_the_same_answer_and_leaves_the_event_loop_free(

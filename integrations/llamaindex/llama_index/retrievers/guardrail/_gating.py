@@ -95,8 +95,17 @@ class GateSettings(BaseModel):
 def gated_nodes(
     plan: GatePlan[NodeWithScore], result: GateResult, limit: int | None = None
 ) -> list[NodeWithScore]:
-    """The nodes the policy kept, in its order, at most ``limit``, each with its verdict."""
-    return [_with_verdict(node, metadata) for node, metadata in plan.kept(result, limit)]
+    """The nodes the policy kept, in its order, at most ``limit``, each with its verdict.
+
+    Each node's score follows the gate's order (1.0 for the first, falling evenly), so a later
+    LlamaIndex step that sorts by score (fusion, a reranker's cut-off) keeps verified code first;
+    the retriever's own similarity stays in the verdict as ``retrieval_score``.
+    """
+    kept = plan.kept(result, limit)
+    return [
+        _with_verdict(node, metadata, score=1.0 - position / len(kept))
+        for position, (node, metadata) in enumerate(kept)
+    ]
 
 
 def candidate_node(candidate: Candidate) -> NodeWithScore:
@@ -116,7 +125,7 @@ def _candidate(node: NodeWithScore) -> Candidate:
     )
 
 
-def _with_verdict(node: NodeWithScore, verdict: dict[str, Any]) -> NodeWithScore:
+def _with_verdict(node: NodeWithScore, verdict: dict[str, Any], *, score: float) -> NodeWithScore:
     # A copy: nodes the caller (or a docstore) handed in are never modified. The verdict is for
     # programs reading the metadata; it stays out of the text embedded and shown to an LLM.
     inner = node.node
@@ -127,7 +136,7 @@ def _with_verdict(node: NodeWithScore, verdict: dict[str, Any]) -> NodeWithScore
             "excluded_llm_metadata_keys": _plus_key(inner.excluded_llm_metadata_keys),
         }
     )
-    return NodeWithScore(node=copy, score=node.score)
+    return NodeWithScore(node=copy, score=score)
 
 
 def _plus_key(keys: list[str]) -> list[str]:
