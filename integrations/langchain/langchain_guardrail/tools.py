@@ -89,7 +89,7 @@ def render_for_llm(
     not mistake untested code for a solution.
     """
     verified = [d for d in documents if _status(d) == "verified"]
-    against = "your tests" if tests else "the tests stored with the code"
+    against = "your tests" if tests else _tests_named_by(documents)
     if verified:
         head = f"{len(verified)} result(s) for {query!r} ran and passed {against}."
     else:
@@ -100,6 +100,23 @@ def render_for_llm(
         )
     blocks = [head, *(_block(number, d) for number, d in enumerate(documents, start=1))]
     return "\n\n".join(blocks)
+
+
+_SOURCE_WORDS = {
+    "query": "the retriever's tests",
+    "provider": "the tests the retriever's test provider gave",
+    "stored": "the tests stored with the code",
+    "doctest": "the examples in the code's docstrings",
+}
+
+
+def _tests_named_by(documents: Sequence[Document]) -> str:
+    """What the verdicts were judged against, from their ``spec_source``."""
+    sources = {
+        str((d.metadata.get(METADATA_KEY) or {}).get("spec_source", "none")) for d in documents
+    }
+    words = [_SOURCE_WORDS[source] for source in sorted(sources) if source in _SOURCE_WORDS]
+    return " or ".join(words) or "any tests (none were available)"
 
 
 def _tests_kwarg(tests: list[str] | None) -> dict[str, Any]:
