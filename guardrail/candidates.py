@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from guardrail.errors import CandidateFileError
+from guardrail.textfiles import read_text
 
 __all__ = ["SourcedCode", "read_candidates"]
 
@@ -37,7 +38,7 @@ def read_candidates(paths: Iterable[Path]) -> list[SourcedCode]:
     """Every candidate in ``paths``: a ``.jsonl`` file holds one ``{"code": ...}`` per line."""
     found: list[SourcedCode] = []
     for path in paths:
-        text = _read_text(path)
+        text = read_text(path, CandidateFileError)
         if path.suffix == ".jsonl":
             found.extend(_jsonl_candidates(path, text))
         else:
@@ -45,17 +46,6 @@ def read_candidates(paths: Iterable[Path]) -> list[SourcedCode]:
     if not found:
         raise CandidateFileError("no candidates given", hint="pass code files or a .jsonl file")
     return found
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CandidateFileError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise CandidateFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise CandidateFileError(f"{path}: cannot read: {exc.strerror}") from None
 
 
 def _jsonl_candidates(path: Path, text: str) -> list[SourcedCode]:

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from guardrail.errors import SpecError
+from guardrail.textfiles import read_text
 
 __all__ = ["Spec", "infer_entry_point"]
 
@@ -109,14 +110,7 @@ class Spec(BaseModel):
     @classmethod
     def from_file(cls, path: Path, entry_point: str | None = None) -> Spec:
         """A spec from a ``.py`` file (see `from_python`) or a ``.json`` list of test strings."""
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise SpecError(f"{path}: no such tests file") from None
-        except UnicodeDecodeError as exc:
-            raise SpecError(f"{path}: tests are not UTF-8 text (byte {exc.start})") from None
-        except OSError as exc:
-            raise SpecError(f"{path}: cannot read tests: {exc.strerror}") from None
+        text = read_text(path, SpecError, "tests")
         if path.suffix == ".json":
             try:
                 data: Any = json.loads(text)
