@@ -712,9 +712,10 @@ def remove_leftovers(client: Any = None, *, include_live_owners: bool = False) -
     ``include_live_owners`` removes every labelled container, live pools' too.
     """
     import docker
+    import requests.exceptions
 
     try:
         client = client or docker.from_env()
         return remove_dead(client, include_live_owners=include_live_owners)
-    except docker.errors.DockerException as exc:
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
         raise EngineUnavailableError(f"no Docker engine answers: {exc}") from None
