@@ -10,5 +10,5 @@ ctypes.CDLL(None).prctl(PR_SET_NAME, b"gr-kill-my-box", 0, 0, 0)
 time.sleep(30)
 
 
-def square(x):
+def square(x: int) -> int:
     return x * x
