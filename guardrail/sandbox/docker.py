@@ -24,18 +24,14 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-import math
 import os
-import queue
 import select
 import socket
 import struct
-import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +46,10 @@ from guardrail.sandbox import runner
 from guardrail.sandbox.base import Job, Sandbox
 from guardrail.sandbox.image import default_image
 from guardrail.sandbox.leftovers import EXITED_GRACE_S, LABEL, OWNER_LABEL, remove_dead
+from guardrail.sandbox.limits import SandboxLimits, SandboxStats
+from guardrail.sandbox.pool import ContainerPool
 from guardrail.sandbox.replay import BLAME_AFTER, FaultLedger
-from guardrail.sandbox.uids import RANGES, UID_BASE_LABEL, UID_SPAN_LABEL, uid_span
+from guardrail.sandbox.uids import RANGES, UID_BASE_LABEL, UID_SPAN_LABEL, live_ranges, uid_span
 from guardrail.verdict import Reason, Status, TestOutcome, Verdict
 
 # LABEL and OWNER_LABEL: read by the doctor and the tests.
@@ -89,49 +87,6 @@ _BATCH_BYTES = runner.MAX_FRAME // 2
 MAX_JOB_BYTES = 4 << 20
 
 
-@dataclass(frozen=True)
-class SandboxLimits:
-    """Per-container and per-process limits. Defaults suit short unit-test style checks."""
-
-    timeout_s: float = 5.0
-    memory_mb: int = 512  # per process (RLIMIT_AS) inside the container
-    container_memory_mb: int = 1024
-    processes: int = 32  # per job uid (RLIMIT_NPROC)
-    container_pids: int = 256
-    cpus: float = 1.0
-    file_bytes: int = 1 << 20
-    output_chars: int = 4096
-    tmpfs_mb: int = 64
-
-    def __post_init__(self) -> None:
-        for field_ in dataclasses.fields(self):
-            value = getattr(self, field_.name)
-            if not (math.isfinite(value) and value > 0):
-                raise InputError(
-                    f"sandbox limit {field_.name} must be a positive finite number, got {value!r}"
-                )
-
-    def fingerprint(self) -> str:
-        """Every limit, since any of them can change a verdict (part of the cache key)."""
-        return "limits:" + ",".join(f"{value}" for value in dataclasses.astuple(self))
-
-
-@dataclass
-class SandboxStats:
-    """Counters for tests and benchmarks (e.g. "the cache started no container")."""
-
-    containers_started: int = 0
-    containers_recycled: int = 0
-    jobs_run: int = 0
-    faults: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def add(self, **counts: int) -> None:
-        with self.lock:
-            for name, value in counts.items():
-                setattr(self, name, getattr(self, name) + value)
-
-
 class _ContainerFault(Exception):  # noqa: N818 - a fault, not an error of the caller
     """The container stopped answering or broke the protocol; it is discarded."""
 
@@ -162,7 +117,7 @@ class _Container:
         image_id = sandbox.image_id  # an id, never the tag: the identity is what really runs
         span = uid_span(sandbox.jobs_per_container)
         try:
-            self.uid_base = RANGES.allocate(span, sandbox.live_uid_ranges())
+            self.uid_base = RANGES.allocate(span, live_ranges(client))
             # docker-py creates attached containers with StdinOnce: when our connection goes
             # away the supervisor reads EOF and exits (the dead-man's switch of leftovers.py).
             self.container = client.containers.create(
@@ -194,7 +149,7 @@ class _Container:
             )
         except Exception as exc:
             raise sandbox.translate(exc) from None
-        sandbox.track(self)
+        sandbox.pool.hold(self)
         try:
             stream = client.api.attach_socket(
                 self.container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
@@ -325,7 +280,7 @@ class _Container:
         """
         with contextlib.suppress(Exception):
             self.socket.close()
-        self.sandbox.untrack(self)
+        self.sandbox.pool.forget(self)
         container = getattr(self, "container", None)
         return container is not None and self.sandbox.remove_by_id(container.id)
 
@@ -387,13 +342,9 @@ class DockerSandbox(Sandbox):
         self.stats = SandboxStats()
         self._client = client
         self._image_id: str | None = None
-        self._idle: queue.LifoQueue[_Container] = queue.LifoQueue()
-        self._containers: set[_Container] = set()  # every container we hold, idle or busy
+        self.pool = ContainerPool(self.pool_size, jobs_per_container, self._start, self.stats)
         self._orphans: set[str] = set()  # ids whose removal failed (engine down): retried
-        self._live = 0
-        self._pool_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(self.pool_size, thread_name_prefix="guardrail-sandbox")
-        self._closed = False
         self._swept = False  # leftovers of crashed runs are removed before our first container
         atexit.register(self.close)
 
@@ -441,15 +392,6 @@ class DockerSandbox(Sandbox):
         """Raise `SandboxError` unless the engine answers and the image is present."""
         _ = self.image_id
 
-    def live_uid_ranges(self) -> list[tuple[int, int]]:
-        """(base, span) of every running guardrail container on the engine (see uids.py)."""
-        ranges = []
-        for summary in self.client.api.containers(filters={"label": UID_BASE_LABEL}):
-            labels = summary.get("Labels") or {}
-            with contextlib.suppress(KeyError, ValueError):
-                ranges.append((int(labels[UID_BASE_LABEL]), int(labels[UID_SPAN_LABEL])))
-        return ranges
-
     def has_python(self, container_id: str) -> bool:
         """Whether ``python3`` is a file on the container's PATH (read without running it)."""
         import docker.errors
@@ -490,35 +432,7 @@ class DockerSandbox(Sandbox):
     # ------------------------------------------------------------ pool
 
     def _acquire(self, *, fresh: bool = False) -> _Container:
-        """An idle container, or a new one while the pool is below its size.
-
-        ``fresh``: one that has run no job yet (an idle used one is recycled for it).
-        """
-        while True:
-            stale = None
-            with self._pool_lock:
-                if self._closed:
-                    raise SandboxError("the sandbox is closed")
-                with contextlib.suppress(queue.Empty):
-                    container = self._idle.get_nowait()
-                    if not (fresh and container.jobs_done):
-                        return container
-                    stale = container  # its slot goes to the fresh container
-                    break
-                if self._live < self.pool_size:
-                    self._live += 1
-                    break
-            with contextlib.suppress(queue.Empty):  # wait for a release, then decide above
-                self._idle.put(self._idle.get(timeout=0.05))
-        if stale is not None:
-            stale.kill()
-            self.stats.add(containers_recycled=1)
-        try:
-            return self._start()
-        except BaseException:
-            with self._pool_lock:
-                self._live -= 1
-            raise
+        return self.pool.acquire(fresh=fresh)
 
     def _start(self) -> _Container:
         """A new container; one that dies while starting is retried `start_attempts` times."""
@@ -542,16 +456,6 @@ class DockerSandbox(Sandbox):
             hint="the image must run python3 (3.10+); try `guardrail sandbox check`",
         )
 
-    def track(self, container: _Container) -> None:
-        """Hold ``container`` for `shutdown`; a container created after shutdown goes at once."""
-        self._containers.add(container)
-        if self._closed:
-            container.kill()
-            raise SandboxError("the sandbox is closed")
-
-    def untrack(self, container: _Container) -> None:
-        self._containers.discard(container)
-
     def remove_by_id(self, container_id: str) -> bool:
         """Kill and remove one of our containers; if the engine fails, keep the id for later."""
         import docker.errors
@@ -571,13 +475,7 @@ class DockerSandbox(Sandbox):
             self.remove_by_id(container_id)
 
     def _release(self, container: _Container, *, healthy: bool) -> None:
-        if healthy and not self._closed and container.jobs_done < self.jobs_per_container:
-            self._idle.put(container)
-            return
-        container.kill()
-        self.stats.add(containers_recycled=1)
-        with self._pool_lock:
-            self._live -= 1
+        self.pool.release(container, healthy=healthy)
 
     def inspect_live_container(self) -> dict[str, Any]:
         """The engine's view (``docker inspect``) of one pool container, started if need be."""
@@ -653,12 +551,9 @@ class DockerSandbox(Sandbox):
 
     def shutdown(self) -> int:
         """`close`, and return how many containers were removed (for an interrupt's report)."""
-        if self._closed:
+        if self.pool.closed:
             return 0
-        self._closed = True
-        removed = 0
-        for container in tuple(self._containers):  # busy ones too: their jobs are abandoned
-            removed += container.kill()
+        removed = self.pool.shutdown()  # busy containers too: their jobs are abandoned
         for container_id in tuple(self._orphans):
             removed += self.remove_by_id(container_id)
         self._executor.shutdown(wait=False)

@@ -15,11 +15,13 @@ probability around 1e-6 per pair even before the engine is asked.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 from collections.abc import Iterable
+from typing import Any
 
-__all__ = ["UID_BASE_LABEL", "UID_SPAN_LABEL", "UidRanges", "uid_span"]
+__all__ = ["RANGES", "UID_BASE_LABEL", "UID_SPAN_LABEL", "UidRanges", "live_ranges", "uid_span"]
 
 UID_BASE_LABEL = "guardrail.uid_base"
 UID_SPAN_LABEL = "guardrail.uid_span"
@@ -54,6 +56,16 @@ class UidRanges:
                     return base
         # Only reachable when the space is nearly full (millions of live ranges).
         raise RuntimeError("no free uid range for a sandbox container")
+
+
+def live_ranges(client: Any) -> list[tuple[int, int]]:
+    """(base, span) of every running guardrail container on ``client``'s engine."""
+    ranges = []
+    for summary in client.api.containers(filters={"label": UID_BASE_LABEL}):
+        labels = summary.get("Labels") or {}
+        with contextlib.suppress(KeyError, ValueError):  # a foreign or damaged label: skip it
+            ranges.append((int(labels[UID_BASE_LABEL]), int(labels[UID_SPAN_LABEL])))
+    return ranges
 
 
 def _overlap(base: int, span: int, other: tuple[int, int]) -> bool:
