@@ -266,8 +266,8 @@ class _Container:
         if state.get("OOMKilled"):
             parts.append("killed by the out-of-memory killer")
         if state.get("Error"):
-            parts.append(f"engine error: {str(state['Error'])[:300]}")
-        stderr = self.diagnostics[-500:].decode(errors="replace").strip()
+            parts.append(f"engine error: {_printable(str(state['Error'])[:300])}")
+        stderr = _printable(self.diagnostics[-500:].decode(errors="replace"))
         if stderr:
             parts.append(f"stderr: {stderr}")
         return ", ".join(parts)
@@ -438,7 +438,10 @@ class DockerSandbox(Sandbox):
         """A new container; one that dies while starting is retried `start_attempts` times."""
         if not self._swept:
             self._swept = True
-            remove_dead(self.client, grace_s=self.leftover_grace_s)
+            try:
+                remove_dead(self.client, grace_s=self.leftover_grace_s)
+            except Exception as exc:
+                raise self.translate(exc) from None
         failures: list[str] = []
         for _ in range(self.start_attempts):
             self._remove_orphans()
@@ -592,6 +595,11 @@ def _split(indices: list[int], parts: int) -> list[list[int]]:
         chunks.append(indices[start:end])
         start = end
     return chunks
+
+
+def _printable(text: str) -> str:
+    """One line of plain text: the image's output goes into error messages, never raw bytes."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
 
 
 def _describe_fault(container: _Container, fault: _ContainerFault) -> str:
