@@ -57,10 +57,11 @@ def _sandbox(engine: SecondEngine, **options: Any) -> DockerSandbox:
     return DockerSandbox(engine.image, client=engine.client(), **options)
 
 
-def _container_ids(sandbox: DockerSandbox) -> list[str]:
+def _container_ids(sandbox: DockerSandbox, *, running: bool = False) -> list[str]:
+    """The containers of ``sandbox`` on its engine (only the running ones if ``running``)."""
     client = sandbox.client
     filters = {"label": f"{OWNER_LABEL}={sandbox.owner}"}
-    return [c["Id"] for c in client.api.containers(all=True, filters=filters)]
+    return [c["Id"] for c in client.api.containers(all=not running, filters=filters)]
 
 
 class _Killer(threading.Thread):
@@ -75,7 +76,7 @@ class _Killer(threading.Thread):
 
     def run(self) -> None:
         while not self.done.wait(0.05):
-            ours = set(_container_ids(self.sandbox))
+            ours = set(_container_ids(self.sandbox, running=True))
             for comm in Path("/proc").glob("[0-9]*/comm"):
                 try:
                     if comm.read_text().strip() != KILLER_NAME:
@@ -110,7 +111,7 @@ def test_a_container_killed_between_or_during_jobs_costs_no_honest_verdict(
         runner = threading.Thread(target=lambda: result.append(sandbox.run(jobs)))
         runner.start()
         time.sleep(1.0)
-        for container_id in _container_ids(sandbox):
+        for container_id in _container_ids(sandbox, running=True):
             sandbox.client.api.kill(container_id)
         runner.join(timeout=120)
         assert sandbox.stats.faults == 2
@@ -186,7 +187,6 @@ def test_a_live_pool_of_another_host_survives_a_new_pools_sweep(engine: SecondEn
         assert engine.labelled(live.owner) == [live_container]
         assert live.run([Job(GOOD, SPEC)])[0].status is Status.VERIFIED
         assert live.stats.containers_started == 1
-    assert client.api.inspect_container  # the client stays usable for the fixture's cleanup
 
 
 # -- item 13: start-up faults, unusable images, a tag that moves ---------------------------------
@@ -198,11 +198,10 @@ def test_a_container_that_dies_while_starting_is_retried(engine: SecondEngine) -
 
         def kill_the_first() -> None:
             deadline = time.monotonic() + 60
-            filters = {"label": f"{OWNER_LABEL}={sandbox.owner}"}
             while not killed and time.monotonic() < deadline:
-                for running in sandbox.client.api.containers(filters=filters):
-                    sandbox.client.api.kill(running["Id"])
-                    killed.append(running["Id"])
+                for container_id in _container_ids(sandbox, running=True):
+                    sandbox.client.api.kill(container_id)
+                    killed.append(container_id)
                 time.sleep(0.01)
 
         killer = threading.Thread(target=kill_the_first)
