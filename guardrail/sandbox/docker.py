@@ -43,6 +43,7 @@ from guardrail.errors import (
     SandboxError,
 )
 from guardrail.sandbox import runner
+from guardrail.sandbox.autopsy import cause_of_death, has_python
 from guardrail.sandbox.base import Job, Sandbox
 from guardrail.sandbox.image import default_image
 from guardrail.sandbox.leftovers import EXITED_GRACE_S, LABEL, OWNER_LABEL, remove_dead
@@ -249,28 +250,14 @@ class _Container:
         engine itself is what failed."""
         try:
             cause = self.postmortem()
-            no_python = not self.sandbox.has_python(self.container.id)
+            no_python = not has_python(self.sandbox.client, self.container.id)
         except Exception as exc:
             return self.sandbox.translate(exc)
         return _StartFailed(f"{what}; {cause}", no_python=no_python)
 
     def postmortem(self) -> str:
-        """The container's own account of how it ended: state, exit code, OOM, error, stderr."""
-        client = self.sandbox.client
-        state = client.api.inspect_container(self.container.id)["State"]
-        if state.get("Running"):  # EOF reaches us a moment before the engine records the exit
-            with contextlib.suppress(Exception):
-                client.api.wait(self.container.id, timeout=2)
-            state = client.api.inspect_container(self.container.id)["State"]
-        parts = [f"container {state.get('Status', '?')}, exit code {state.get('ExitCode')}"]
-        if state.get("OOMKilled"):
-            parts.append("killed by the out-of-memory killer")
-        if state.get("Error"):
-            parts.append(f"engine error: {_printable(str(state['Error'])[:300])}")
-        stderr = _printable(self.diagnostics[-500:].decode(errors="replace"))
-        if stderr:
-            parts.append(f"stderr: {stderr}")
-        return ", ".join(parts)
+        """The container's own account of how it ended (``autopsy.py``)."""
+        return cause_of_death(self.sandbox.client, self.container.id, self.diagnostics)
 
     def kill(self) -> bool:
         """Kill and remove by id (closing the client alone would leave it running).
@@ -391,23 +378,6 @@ class DockerSandbox(Sandbox):
     def check_ready(self) -> None:
         """Raise `SandboxError` unless the engine answers and the image is present."""
         _ = self.image_id
-
-    def has_python(self, container_id: str) -> bool:
-        """Whether ``python3`` is a file on the container's PATH (read without running it)."""
-        import docker.errors
-
-        config = self.client.api.inspect_container(container_id)["Config"]
-        env = dict(item.partition("=")[::2] for item in config.get("Env") or [])
-        path = env.get("PATH") or "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-        for directory in filter(None, path.split(":")):
-            try:
-                stream, _stat = self.client.api.get_archive(container_id, f"{directory}/python3")
-            except docker.errors.NotFound:
-                continue
-            for _ in stream:  # drain the response so the connection is reusable
-                pass
-            return True
-        return False
 
     def process_limits(self) -> dict[str, int]:
         limits = self.limits
@@ -595,11 +565,6 @@ def _split(indices: list[int], parts: int) -> list[list[int]]:
         chunks.append(indices[start:end])
         start = end
     return chunks
-
-
-def _printable(text: str) -> str:
-    """One line of plain text: the image's output goes into error messages, never raw bytes."""
-    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
 
 
 def _describe_fault(container: _Container, fault: _ContainerFault) -> str:
