@@ -299,7 +299,9 @@ class DockerSandbox(Sandbox):
     """
 
     start_timeout_s = 30.0
-    grace_s = 5.0
+    # Slack past the job deadline before the host calls a container hung: the supervisor still
+    # cleans up after the deadline (a fork bomb took over 5 s of it at load 12 on 2 cores).
+    grace_s = 10.0
     start_attempts = 3  # a container that dies while starting is retried this often in all
     leftover_grace_s = EXITED_GRACE_S  # see leftovers.py
 
