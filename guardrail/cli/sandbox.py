@@ -71,11 +71,16 @@ def check(
 @app.command()
 def clean(
     everything: Annotated[
-        bool, typer.Option("--all", help="Also remove containers of running guardrail processes.")
+        bool,
+        typer.Option(
+            "--all",
+            help="Also remove running containers of live or hung guardrail processes, on any host.",
+        ),
     ] = False,
 ) -> None:
-    """Remove sandbox containers left behind by crashed runs."""
+    """Remove sandbox containers left behind by crashed runs (those provably dead)."""
     from guardrail.sandbox.docker import remove_leftovers
 
-    removed = remove_leftovers(include_live_owners=everything)
+    with reporting_errors():
+        removed = remove_leftovers(include_live_owners=everything)
     console.print(f"removed {len(removed)} leftover sandbox container(s)")

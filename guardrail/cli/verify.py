@@ -11,6 +11,7 @@ from rich.table import Table
 
 from guardrail.candidates import SourcedCode, read_candidates
 from guardrail.cli.common import EXIT_NONE_VERIFIED, console, reporting_errors
+from guardrail.cli.interrupts import removing_containers_on_signals
 from guardrail.cli.options import ImageOption, NoCacheOption, TimeoutOption, build_gate
 from guardrail.spec import Spec
 from guardrail.verdict import Status, Verdict
@@ -51,7 +52,10 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     with reporting_errors():
         spec = Spec.from_file(tests, entry_point)
         candidates = read_candidates(files)
-        with build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate:
+        with (
+            build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate,
+            removing_containers_on_signals(gate.sandbox),
+        ):
             verdicts = gate.verify([c.code for c in candidates], spec)
     if as_json:
         rows = [_json_row(c, v) for c, v in zip(candidates, verdicts, strict=True)]
