@@ -20,7 +20,15 @@ import re
 
 from guardrail.verdict import Reason, Status, Verdict
 
-__all__ = ["MAX_CODE_BYTES", "precheck", "precheck_verdict"]
+__all__ = [
+    "MAX_CODE_BYTES",
+    "at_line",
+    "capped_size",
+    "parse",
+    "precheck",
+    "precheck_verdict",
+    "size_problem",
+]
 
 # The DockerSandbox takes at most this many bytes per job (``docker.MAX_JOB_BYTES``); a candidate
 # over it could never be sent, so it is refused before it is parsed, hashed or encoded.
@@ -37,9 +45,15 @@ _BLOCK_START = re.compile(r"(?:if|for|while|with|try)\b")  # code when the line 
 
 def precheck(code: str) -> tuple[Reason, str] | None:
     """``(reason, message)`` when the code cannot run at all, else None. Never raises."""
-    cheap = _size_problem(code)
-    if cheap is not None or not code.strip():
-        return cheap or (Reason.NOT_PYTHON, "the candidate is empty")
+    too_large = size_problem(code)
+    if too_large is not None:
+        return Reason.TOO_LARGE, too_large
+    if not code.strip():
+        return Reason.NOT_PYTHON, "the candidate is empty"
+    return _parse_problem(code)
+
+
+def _parse_problem(code: str) -> tuple[Reason, str] | None:
     try:
         ast.parse(code)
     except SyntaxError as exc:
@@ -55,17 +69,46 @@ def precheck(code: str) -> tuple[Reason, str] | None:
     return None
 
 
-def _size_problem(code: str) -> tuple[Reason, str] | None:
-    # A character takes 1 to 4 bytes: text with more characters than the limit is never encoded.
-    # Lone surrogates (possible in text from JSON) count as the 3 bytes they would take.
-    size = len(code) if len(code) > MAX_CODE_BYTES else len(code.encode("utf-8", "surrogatepass"))
+def size_problem(code: str) -> str | None:
+    """Why ``code`` is over `MAX_CODE_BYTES` of UTF-8, or None; big text is never encoded."""
+    size = capped_size(code, MAX_CODE_BYTES)
     if size <= MAX_CODE_BYTES:
         return None
     return (
-        Reason.TOO_LARGE,
         f"the candidate takes {size:,} bytes or more; the sandbox takes at most"
-        f" {MAX_CODE_BYTES:,} per candidate",
+        f" {MAX_CODE_BYTES:,} per candidate"
     )
+
+
+def capped_size(text: str, limit: int) -> int:
+    """The UTF-8 size of ``text``, or a lower bound of it over ``limit``, without encoding big text.
+
+    A character takes 1 to 4 bytes, so text with more characters than ``limit`` is over it as it
+    is. Lone surrogates (possible in text from JSON) count as the 3 bytes they would take.
+    """
+    return len(text) if len(text) > limit else len(text.encode("utf-8", "surrogatepass"))
+
+
+def parse(source: str, filename: str = "<unknown>") -> ast.Module:
+    """`ast.parse`, with every way the parser can fail raised as `SyntaxError`.
+
+    For host-side parsing of text that may be hostile (tests, setup, pool rows): nesting that
+    exhausts the parser (``MemoryError``, ``RecursionError``) and NUL bytes (``ValueError``)
+    become a ``SyntaxError`` without a line number, so callers need one ``except``.
+    """
+    try:
+        return ast.parse(source, filename=filename)
+    except SyntaxError:
+        raise
+    except (MemoryError, RecursionError) as exc:
+        raise SyntaxError(f"too deeply nested to parse ({type(exc).__name__})") from None
+    except ValueError as exc:
+        raise SyntaxError(str(exc)) from None
+
+
+def at_line(exc: SyntaxError) -> str:
+    """`` (line N)`` for a located syntax error, ``""`` for one from `parse` that has no line."""
+    return f" (line {exc.lineno})" if exc.lineno else ""
 
 
 def precheck_verdict(code: str) -> Verdict | None:
