@@ -6,6 +6,11 @@ looks at it, every exception from the parser is the candidate's problem (a verdi
 exception out of `Gate.verify`), and the "does this look like code at all" test reads line by line
 with a pattern that cannot backtrack across lines.
 
+Parsing costs the host up to ~500 bytes of memory per byte of source (a 4 MB list literal: 2 GB
+and 11 s), so only candidates up to `MAX_PARSE_BYTES` are parsed here; a bigger one (up to the
+sandbox's `MAX_CODE_BYTES`) goes to the sandbox unparsed, where a syntax error is an ``error``
+found inside the container's memory and time limits.
+
 Pathological nesting (``"-" * 200_000 + "1"``, thousands of chained calls) makes CPython's parser
 raise ``MemoryError`` or ``RecursionError`` instead of ``SyntaxError``. The compiler in the
 container fails on the same text the same way, so such a candidate is an ``error`` with reason
@@ -22,6 +27,7 @@ from guardrail.verdict import Reason, Status, Verdict
 
 __all__ = [
     "MAX_CODE_BYTES",
+    "MAX_PARSE_BYTES",
     "at_line",
     "capped_size",
     "parse",
@@ -33,6 +39,8 @@ __all__ = [
 # The DockerSandbox takes at most this many bytes per job (``docker.MAX_JOB_BYTES``); a candidate
 # over it could never be sent, so it is refused before it is parsed, hashed or encoded.
 MAX_CODE_BYTES = 4 << 20
+# Candidates up to this size are parsed on the host (worst case ~130 MB and under a second).
+MAX_PARSE_BYTES = 256 << 10
 
 # A line that starts like Python: text that does not parse and has none is prose, not code.
 # Matched against one line with its indentation stripped (a leading ``\s*`` under MULTILINE is
@@ -45,12 +53,12 @@ _BLOCK_START = re.compile(r"(?:if|for|while|with|try)\b")  # code when the line 
 
 def precheck(code: str) -> tuple[Reason, str] | None:
     """``(reason, message)`` when the code cannot run at all, else None. Never raises."""
-    too_large = size_problem(code)
-    if too_large is not None:
-        return Reason.TOO_LARGE, too_large
+    size = capped_size(code, MAX_CODE_BYTES)
+    if size > MAX_CODE_BYTES:
+        return Reason.TOO_LARGE, _too_large(size)
     if not code.strip():
         return Reason.NOT_PYTHON, "the candidate is empty"
-    return _parse_problem(code)
+    return _parse_problem(code) if size <= MAX_PARSE_BYTES else None
 
 
 def _parse_problem(code: str) -> tuple[Reason, str] | None:
@@ -72,8 +80,10 @@ def _parse_problem(code: str) -> tuple[Reason, str] | None:
 def size_problem(code: str) -> str | None:
     """Why ``code`` is over `MAX_CODE_BYTES` of UTF-8, or None; big text is never encoded."""
     size = capped_size(code, MAX_CODE_BYTES)
-    if size <= MAX_CODE_BYTES:
-        return None
+    return _too_large(size) if size > MAX_CODE_BYTES else None
+
+
+def _too_large(size: int) -> str:
     return (
         f"the candidate takes {size:,} bytes or more; the sandbox takes at most"
         f" {MAX_CODE_BYTES:,} per candidate"
