@@ -5,8 +5,9 @@ as a ``try``/``except`` block), optional setup code that runs before the tests i
 name of the function the tests call (the entry point). Everything is parsed when the spec is built,
 so an unparseable test is a `SpecError` before any container starts.
 
-Tests and setup together take at most `MAX_SPEC_BYTES`: every job carries them to the sandbox next
-to the candidate, so a bigger spec is the spec's problem, never each candidate's ``too_large``.
+Tests and setup together take at most `MAX_SPEC_BYTES` (256 KiB): every job carries them to the
+sandbox next to the candidate, so a bigger spec is the spec's problem, never each candidate's
+``too_large``; and the host parses them, at a cost of up to ~500 bytes of memory per byte.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from guardrail.errors import SpecError
-from guardrail.precheck import at_line, capped_size, parse
+from guardrail.precheck import MAX_PARSE_BYTES, at_line, capped_size, parse
 from guardrail.textfiles import read_text
 
 __all__ = ["MAX_SPEC_BYTES", "Spec", "infer_entry_point", "spec_size_problem"]
 
-MAX_SPEC_BYTES = 1 << 20
+MAX_SPEC_BYTES = MAX_PARSE_BYTES  # the most the host parses at once
 
 
 class Spec(BaseModel):
