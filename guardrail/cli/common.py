@@ -21,7 +21,6 @@ Warnings that cost no verdict (the verdict cache could not be used, see `CacheWa
 
 from __future__ import annotations
 
-import os
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
@@ -111,14 +110,13 @@ def _show_warning(default: Callable[..., None]) -> Callable[..., None]:
 
 
 def _internal_error(exc: Exception) -> NoReturn:
-    debug = _debug or os.environ.get("GUARDRAIL_DEBUG", "") not in {"", "0"}
-    if debug:
+    if _debug:
         err_console.print(
             Text("".join(traceback.format_exception(exc))), highlight=False, soft_wrap=True
         )
     fail(
         f"internal error: {type(exc).__name__}: {exc}",
         hint="this is a bug in guardrail, not in your input; please report it with the command"
-        + (" and the traceback above" if debug else " and the traceback of --debug"),
+        + (" and the traceback above" if _debug else " and the traceback of --debug"),
         code=EXIT_INTERNAL,
     )
