@@ -75,11 +75,16 @@ class VerdictCache:
         """The stored verdict (marked ``cached=True``), or None (also when the cache is off)."""
         with self._lock:
             row = self._read(self.key(code, spec, sandbox_identity))
-            if row is None:
+            try:
+                stored = None if row is None else Verdict.model_validate_json(row[0])
+            except ValueError as exc:  # a row another version of guardrail wrote
+                self._warn(f"a stored verdict cannot be read ({_first_line(exc)}); recomputing it")
+                stored = None
+            if stored is None:
                 self.misses += 1
                 return None
             self.hits += 1
-        return Verdict.model_validate_json(row[0]).model_copy(update={"cached": True})
+        return stored.model_copy(update={"cached": True})
 
     def put(self, code: str, spec: Spec, sandbox_identity: str, verdict: Verdict) -> bool:
         """Store a verdict unless it depends on load or faults; returns whether it was stored."""
@@ -212,6 +217,10 @@ _CORRUPT_CODES = frozenset({11, 26})
 
 def _corrupt(exc: sqlite3.Error) -> bool:
     return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _CORRUPT_CODES
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 def _describe(exc: BaseException) -> str:

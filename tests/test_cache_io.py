@@ -194,3 +194,21 @@ def test_a_gate_over_a_full_cache_keeps_every_verdict(
     assert len(record) == 1
     assert [v.status for v in verdicts] == [Status.VERIFIED, Status.FAILED, Status.VERIFIED]
     cache.close()
+
+
+def test_a_row_that_no_longer_validates_is_a_miss_and_is_replaced(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "verdicts.sqlite"
+    cache = VerdictCache(path)
+    key = VerdictCache.key("code", SPEC, "image")
+    stale = '{"status": "verified", "reason": "a reason this version does not know"}'
+    other_version = sqlite3.connect(path, isolation_level=None)
+    other_version.execute("INSERT INTO verdicts VALUES (?, ?, ?, ?)", (*key, stale))
+    other_version.close()
+    with _warned() as record:
+        assert cache.get("code", SPEC, "image") is None
+    assert len(record) == 1 and "cannot be read" in record[0], record
+    assert cache.put("code", SPEC, "image", PASSED)
+    assert cache.get("code", SPEC, "image") == PASSED.model_copy(update={"cached": True})
+    cache.close()
