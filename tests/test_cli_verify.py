@@ -249,3 +249,23 @@ def test_an_internal_error_exits_70_with_one_line(
     assert errors == ["error: internal error: RuntimeError: a bug in guardrail"]
     assert "please report" in result.stderr
     assert ("Traceback (most recent call last)" in result.stderr) is (debug != "none")
+
+
+@pytest.mark.docker
+def test_a_corrupt_cache_costs_one_run_one_warning_and_then_nothing(
+    docker_sandbox: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    (cache_dir / "verdicts.sqlite").write_bytes(b"\x13garbage, not SQLite" * 100)
+    monkeypatch.setenv("GUARDRAIL_CACHE_DIR", str(cache_dir))
+    args = [str(BUG_TYPES / "canonical.py"), "--tests", str(BUG_TYPES / "tests.py"), "--json"]
+    first, second = _verify(*args), _verify(*args)
+    for result in (first, second):
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)[0]["status"] == "verified"
+    warned = [line for line in first.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 1 and "corrupt" in warned[0], first.stderr
+    assert "warning:" not in second.stderr
+    assert json.loads(second.stdout)[0]["cached"] is True  # the new cache works
+    assert len(list(cache_dir.glob("verdicts.sqlite.corrupt-*"))) == 1
