@@ -127,6 +127,8 @@ class Spec(BaseModel):
                 data: Any = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise SpecError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+            except RecursionError:  # [[[[...]]]] nested past the decoder's depth
+                raise SpecError(f"{path}: not valid JSON: nested too deeply") from None
             if not isinstance(data, list) or not all(isinstance(t, str) for t in data):
                 raise SpecError(f"{path}: expected a JSON list of test strings")
             try:

@@ -113,3 +113,10 @@ def test_tests_that_exhaust_the_parser_are_a_spec_error(test: str) -> None:
         Spec.from_tests([test])
     with pytest.raises(SpecError, match="too deeply nested"):
         Spec.from_python(test + "\n")
+
+
+def test_json_tests_nested_past_the_decoder_are_a_spec_error(tmp_path: Path) -> None:
+    tests = tmp_path / "tests.json"
+    tests.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(SpecError, match=r"tests\.json: not valid JSON: nested too deeply"):
+        Spec.from_file(tests)
