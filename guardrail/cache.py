@@ -129,8 +129,8 @@ class VerdictCache:
             if not _corrupt(exc):
                 self._off(f"cannot open it: {_describe(exc)}")
                 return None
-        except OSError as exc:
-            self._off(f"cannot open it: {_describe(exc)}")
+        except OSError as exc:  # only mkdir raises OSError: something is in the folder's way
+            self._off(f"cannot create its folder {exc.filename}: {_describe(exc)}")
             return None
         return self._start_over()
 
@@ -187,11 +187,11 @@ class VerdictCache:
         if what == "read":
             self._readable = False
         self._writable = False
-        self._warn(f"cannot {what} it: {_describe(exc)}; running uncached")
+        self._warn(f"cannot {what} it: {_describe(exc)}; running uncached{_NEXT_STEP}")
 
     def _off(self, why: str) -> None:
         self._readable = self._writable = False
-        self._warn(f"{why}; running uncached")
+        self._warn(f"{why}; running uncached{_NEXT_STEP}")
 
     def _warn(self, why: str) -> None:
         """One warning per cache: the first problem is news, the rest are its consequences."""
@@ -210,6 +210,8 @@ def _connect(path: str) -> sqlite3.Connection:
         raise
     return db
 
+
+_NEXT_STEP = " (free some space, or point GUARDRAIL_CACHE_DIR at a writable folder)"
 
 # SQLite's primary result codes for a damaged file: SQLITE_CORRUPT and SQLITE_NOTADB.
 _CORRUPT_CODES = frozenset({11, 26})
