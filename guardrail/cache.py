@@ -97,7 +97,7 @@ class VerdictCache:
             try:
                 payload = verdict.model_copy(update={"cached": False}).model_dump_json()
             except ValueError as exc:  # text pydantic cannot encode (a lone surrogate)
-                self._warn(f"a verdict cannot be stored ({exc}); it is kept, uncached")
+                self._warn(f"a verdict cannot be stored ({_first_line(exc)}); it is kept, uncached")
                 return False
             return self._write(key, payload)
 
