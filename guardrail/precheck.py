@@ -85,7 +85,7 @@ def size_problem(code: str) -> str | None:
 
 def _too_large(size: int) -> str:
     return (
-        f"the candidate takes {size:,} bytes or more; the sandbox takes at most"
+        f"the candidate takes at least {size:,} bytes; the sandbox takes at most"
         f" {MAX_CODE_BYTES:,} per candidate"
     )
 

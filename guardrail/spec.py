@@ -204,7 +204,7 @@ def spec_size_problem(tests: Iterable[str], setup: str = "") -> str | None:
         size += capped_size(text, MAX_SPEC_BYTES)
         if size > MAX_SPEC_BYTES:
             return (
-                f"the tests and setup take {size:,} bytes or more; a spec may take at most"
+                f"the tests and setup take at least {size:,} bytes; a spec may take at most"
                 f" {MAX_SPEC_BYTES:,}"
             )
     return None
