@@ -20,6 +20,9 @@ code and a one-line hint::
 guardrail-eval adds its own family under `InputError` (pool and results files) in
 ``guardrail_eval.errors``.
 
+Problems that cost no verdict are warnings, not errors: `CacheWarning` (a ``UserWarning``) says
+the verdict cache could not be used and the call ran uncached; the CLI shows one ``warning:`` line.
+
 Every message quotes the bad value, says what was expected, and names the next step.
 """
 
@@ -78,3 +81,7 @@ class ImageUnusableError(SandboxError):
         "use the guardrail image (`guardrail sandbox build`, or `scripts/docker-up`), or any image"
         " with python3 (3.10+) on PATH via --image NAME"
     )
+
+
+class CacheWarning(UserWarning):
+    """The verdict cache could not be read or written; verdicts were computed and kept anyway."""

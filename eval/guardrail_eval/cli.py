@@ -100,7 +100,8 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
     timeout: TimeoutOption = 5.0,
     no_cache: NoCacheOption = False,
     seed: Annotated[
-        int, typer.Option(help="Seed of the HumanEval pool's mutations and of BM25 tie-breaks.")
+        int,
+        typer.Option(min=0, help="Seed of the HumanEval pool's mutations and of BM25 tie-breaks."),
     ] = 0,
     index_dir: Annotated[
         Path | None,
@@ -164,7 +165,7 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
             " the HumanEval pool cache)."
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the mutation builder.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the mutation builder.")] = 0,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
     no_cache: NoCacheOption = False,

@@ -130,3 +130,19 @@ def test_help_lists_the_options_and_the_build_command() -> None:
         assert option in result.stdout
     for option in ["--out", "--image", "--timeout", "--no-cache", "--seed", "build-pool"]:
         assert option in result.stdout
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--seed", "-1"],
+        ["--timeout", "nan"],
+        ["--timeout", "1e10"],
+        ["build-pool", "builtin", "--seed", "-1"],
+        ["build-pool", "builtin", "--timeout", "inf"],
+    ],
+)
+def test_numbers_out_of_range_exit_2_before_anything_runs(arguments: list[str]) -> None:
+    result = runner.invoke(app, ["eval", *arguments])
+    assert result.exit_code == 2, result.output
+    assert ("--seed" if "--seed" in arguments else "--timeout") in result.stderr

@@ -46,8 +46,8 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
 ) -> None:
     """Verify code against tests in the Docker sandbox.
 
-    Exit code 0 when at least one candidate verified, 1 when none did, 2 on bad input,
-    3 when the sandbox is unavailable.
+    Exit code 0 when at least one candidate verified, 1 when none did, 2 on bad input (nothing
+    runs), 3 when the sandbox is unavailable, 70 on an internal error.
     """
     with reporting_errors():
         spec = Spec.from_file(tests, entry_point)
