@@ -8,8 +8,10 @@ from typing import NoReturn
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from guardrail.errors import GuardrailError, InputError, UnavailableError
+from guardrail.safetext import clean
 
 console = Console()
 err_console = Console(stderr=True)
@@ -20,10 +22,13 @@ EXIT_UNAVAILABLE = 3
 
 
 def fail(message: str, *, hint: str = "", code: int = EXIT_BAD_INPUT) -> NoReturn:
-    """Print one ``error:`` line and an optional hint line, then exit with ``code``."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    """Print one ``error:`` line and an optional hint line, then exit with ``code``.
+
+    Messages quote bad input (file names, ids, values), so they are printed as plain text.
+    """
+    err_console.print(Text("error: ", "bold red") + clean(message), soft_wrap=True)
     if hint:
-        err_console.print(f"[dim]hint:[/] {hint}", highlight=False, soft_wrap=True)
+        err_console.print(Text("hint: ", "dim") + clean(hint), soft_wrap=True)
     raise typer.Exit(code)
 
 
