@@ -113,16 +113,17 @@ def identifier(text: str, limit: int = NAME_LIMIT) -> str:
 
 # Markdown: characters that start markup anywhere in a line (CommonMark's inline syntax, tables,
 # GitHub's $math$ and ~strike~), escaped with a backslash; `<` and `&` become entities, which
-# also keeps raw HTML out. Characters that only matter at the start of a line are escaped there.
+# keeps raw HTML and entities out. Characters that only matter at the start of a line (headings,
+# quotes, lists) are escaped there.
 _MD_INLINE = re.compile(r"([\\`*_\[\]|~$!])")
-_MD_LINE_START = re.compile(r"^(\s*\d*)([#+=-]|(?<=\d)[.)])")
+_MD_LINE_START = re.compile(r"^(\s*\d*)([#>+=-]|(?<=\d)[.)])")
 
 
 def markdown(text: str, limit: int = CELL_LIMIT) -> str:
     """``text`` as literal Markdown inline text: one line, no markup, no raw HTML, capped."""
     line = one_line(text, limit)
     escaped = _MD_INLINE.sub(r"\\\1", line)
-    escaped = escaped.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    escaped = escaped.replace("&", "&amp;").replace("<", "&lt;")
     return _MD_LINE_START.sub(r"\1\\\2", escaped)
 
 

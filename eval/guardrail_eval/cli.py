@@ -28,10 +28,12 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from guardrail.cli.common import console, err_console, fail, reporting_errors
 from guardrail.cli.options import ImageOption, NoCacheOption, TimeoutOption, build_gate
 from guardrail.gate import Policy
+from guardrail.safetext import cell, clean, one_line
 from guardrail_eval.selection import BUILTIN, HUMANEVAL, SystemChoice
 
 if TYPE_CHECKING:
@@ -230,10 +232,13 @@ def _progress() -> Iterator[EvalProgress]:
 
 def _print_summary(summary: Summary, out: Path | None) -> None:
     for headline in summary.headlines:
-        console.print(headline.text, style="bold", markup=False, highlight=False, soft_wrap=True)
+        console.print(Text(clean(headline.text), "bold"), highlight=False, soft_wrap=True)
+    # Pool and arm names come from folder and file names: cells are plain text, never markup.
     table = Table(
-        title=f"pool {summary.pool.name}: {summary.pool.n_queries} queries,"
-        f" {summary.pool.n_corpus} snippets",
+        title=Text(
+            f"pool {one_line(summary.pool.name)}: {summary.pool.n_queries} queries,"
+            f" {summary.pool.n_corpus} snippets"
+        ),
         caption=escape("[95% bootstrap interval]; p: McNemar exact p, acted on buggy, vs ungated"),
         box=box.SIMPLE_HEAD,
     )
@@ -243,7 +248,7 @@ def _print_summary(summary: Summary, out: Path | None) -> None:
     for arm in summary.arms:
         comparison, cost = arm.vs_ungated, arm.gate_cost
         table.add_row(
-            arm.name,
+            cell(arm.name),
             _cell(arm.metrics["exec@1"], arm.intervals["exec@1"]),
             _cell(arm.agent.buggy, arm.intervals["agent_buggy"], percent=True),
             f"{arm.agent.nothing:.1%}",
