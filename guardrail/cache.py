@@ -56,7 +56,9 @@ class VerdictCache:
 
     @staticmethod
     def key(code: str, spec: Spec, sandbox_identity: str) -> tuple[str, str, str]:
-        return (hashlib.sha256(code.encode("utf-8")).hexdigest(), spec.sha256, sandbox_identity)
+        # surrogatepass: candidate text may hold lone surrogates; its key must still exist.
+        digest = hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()
+        return (digest, spec.sha256, sandbox_identity)
 
     def get(self, code: str, spec: Spec, sandbox_identity: str) -> Verdict | None:
         """The stored verdict (marked ``cached=True``), or None."""
