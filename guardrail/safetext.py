@@ -115,16 +115,22 @@ def identifier(text: str, limit: int = NAME_LIMIT) -> str:
 # GitHub's $math$ and ~strike~), escaped with a backslash; `<` and `&` become entities, which
 # keeps raw HTML and entities out. Characters that only matter at the start of a line (headings,
 # quotes, lists) are escaped there.
-_MD_INLINE = re.compile(r"([\\`*_\[\]|~$!])")
-_MD_LINE_START = re.compile(r"^(\s*\d*)([#>+=-]|(?<=\d)[.)])")
+# A run of `_` inside a word can neither open nor close emphasis (CommonMark), so it is left as is.
+_MD_INLINE = re.compile(r"[\\`*\[\]|~$!]|(?<!\w)_+|_+(?!\w)")
+_MD_LINE_START = re.compile(r"^(\s*)(>|[#+-](?=[\s#+-]|$))|^(\s*\d{1,9})([.)])(?=\s|$)")
 
 
 def markdown(text: str, limit: int = CELL_LIMIT) -> str:
     """``text`` as literal Markdown inline text: one line, no markup, no raw HTML, capped."""
     line = one_line(text, limit)
-    escaped = _MD_INLINE.sub(r"\\\1", line)
+    escaped = _MD_INLINE.sub(lambda found: "".join("\\" + c for c in found.group()), line)
     escaped = escaped.replace("&", "&amp;").replace("<", "&lt;")
-    return _MD_LINE_START.sub(r"\1\\\2", escaped)
+    return _MD_LINE_START.sub(_escape_line_start, escaped)
+
+
+def _escape_line_start(found: re.Match[str]) -> str:
+    indent, mark = (found[1], found[2]) if found[2] else (found[3], found[4])
+    return f"{indent}\\{mark}"
 
 
 def html(text: str, limit: int = TEXT_LIMIT) -> str:

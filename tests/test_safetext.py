@@ -116,6 +116,9 @@ def test_markdown_escapes_markup_html_math_and_table_pipes() -> None:
     assert markdown("1. list") == "1\\. list"
     assert markdown("> quote") == "\\> quote"
     assert markdown("two\nlines") == "two\\\\nlines"
+    # What cannot start markup stays readable: intraword underscores, numbers, mid-line marks.
+    plain = "fixture__toy-minilm 0.3333 +0.1 -> p = 1 #2"
+    assert markdown(plain) == plain
 
 
 def test_html_escapes_tags_quotes_and_controls() -> None:
