@@ -276,3 +276,12 @@ def test_error_lines_quote_bad_input_as_text(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     _assert_terminal_safe(result.output)
     assert MARKUP in result.output and "\\x1b]0;x\\x07" in result.output
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("_cli")
+def test_sandbox_check_quotes_an_image_name_from_the_user_as_text(docker_sandbox: object) -> None:
+    result = runner.invoke(app, ["sandbox", "check", "--image", "nosuch[/]\x1b]0;x\x07"])
+    assert result.exit_code == 3, result.output  # the engine refuses the name; a "[/]" crashed Rich
+    _assert_terminal_safe(result.output)
+    assert "nosuch[/]" in result.stderr and "error:" in result.stderr
