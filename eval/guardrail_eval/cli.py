@@ -196,14 +196,19 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
                 target = out or humaneval_cache_dir(seed, pool_cache_root())
                 pool, report = build_humaneval_pool(gate, target, seed, on_task=on_task)
     console.print(
-        f"Built pool [bold]{pool.name}[/]: {len(pool.queries)} queries, {len(pool.corpus)}"
-        f" snippets in {target / 'data'} ({report.duration_s:.1f} s,"
-        f" {report.mutation.sandbox_runs} sandbox runs).",
+        Text.assemble(
+            "Built pool ",
+            (one_line(pool.name), "bold"),
+            f": {len(pool.queries)} queries, {len(pool.corpus)}"
+            f" snippets in {one_line(str(target / 'data'))} ({report.duration_s:.1f} s,"
+            f" {report.mutation.sandbox_runs} sandbox runs).",
+        ),
         highlight=False,
     )
     console.print(_mutation_table(report))
     for task in report.excluded:
-        console.print(f"[dim]excluded {task.task_id}: {task.reason}[/]", highlight=False)
+        excluded = clean(f"excluded {task.task_id}: {task.reason}")
+        console.print(Text(excluded, "dim"), highlight=False)
 
 
 @contextmanager
@@ -258,7 +263,7 @@ def _print_summary(summary: Summary, out: Path | None) -> None:
     console.print(table)
     if out is not None:
         written = "results/, summary.json, report.md, report.html"
-        console.print(f"Wrote {written} to {out}", highlight=False)
+        console.print(Text(f"Wrote {written} to {one_line(str(out))}"), highlight=False)
 
 
 def _cell(value: float, interval: Interval, *, percent: bool = False) -> str:
