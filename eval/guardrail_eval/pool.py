@@ -434,7 +434,21 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise PoolFormatError(
                 path, number, "", f"expected a JSON object, got {type(row).__name__}"
             )
+        _check_unicode(row, path, number)
         yield number, row
+
+
+def _check_unicode(row: dict[str, Any], path: Path, line: int) -> None:
+    """Refuse a ``\\udXXX`` escape that is not half of a pair: no index, embedding or file
+    can hold the lone surrogate it decodes to, so it would crash the eval after its work."""
+    text = json.dumps(row, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        found = f"\\u{ord(text[exc.start]):04x}"
+        raise PoolFormatError(
+            path, line, "", f"a string holds {found}, a lone surrogate (not valid Unicode)"
+        ) from None
 
 
 def _validate(model: type[_Model], row: dict[str, Any], path: Path, line: int) -> _Model:

@@ -142,7 +142,7 @@ HOSTILE_BUG_TYPES = [
     "[bold green]verified[/] $\\frac$",
     "<script>alert(1)</script> $\\frac$",
     "a|b `tick` **bold** # $\\frac$",
-    "\x1b]0;pwned\x07\x1b[2J \udc80 \u202eelif $\\frac$",
+    "\x1b]0;pwned\x07\x1b[2J \x9b31m \u202eelif $\\frac$",
     "_private $\\frac$",
 ]
 HOSTILE_SUFFIX = " [/]|`$_x$`<b>\u202e"
@@ -177,7 +177,8 @@ def _hostile_pool(tmp_path: Path) -> Path:
 
 @pytest.mark.docker
 def test_pool_text_is_plain_text_in_every_output(tmp_path: Path) -> None:
-    """Before: a lone surrogate crashed the results write, and `$\\frac$` the plots."""
+    """Before: a C1 control and a bidi override reached the files raw, `$\\frac$` crashed the
+    plots after the whole run, and names went into the terminal table as markup."""
     folder, out = _hostile_pool(tmp_path), tmp_path / "out"
     result = runner.invoke(
         app, ["eval", "--pool", str(folder), "--system", "bm25", "--out", str(out)]
@@ -189,7 +190,7 @@ def test_pool_text_is_plain_text_in_every_output(tmp_path: Path) -> None:
     summary_text = (out / "summary.json").read_text(encoding="utf-8")
     summary = json.loads(summary_text)
     misses = {bug for arm in summary["arms"] for bug in arm["rank1_misses"]["by_bug_type"]}
-    assert misses and misses <= set(HOSTILE_BUG_TYPES)  # exact strings, surrogate included
+    assert misses and misses <= set(HOSTILE_BUG_TYPES)  # the exact strings
     pool = load_pool(folder)
     for name in ["bm25", "bm25+gate"]:
         results = load_results(out / "results" / f"{name}.json")
@@ -210,3 +211,17 @@ def test_pool_text_is_plain_text_in_every_output(tmp_path: Path) -> None:
         assert safetext.markdown(safetext.one_line(bug, 60)) in markdown_text
         assert safetext.html(safetext.one_line(bug, 60)) in page
     assert len(re.findall(r"data:image/png;base64,", page)) == 3
+
+
+def test_a_lone_surrogate_in_a_pool_is_refused_with_its_line(tmp_path: Path) -> None:
+    """It would crash the dense index (and any UTF-8 file) only after the run had started."""
+    folder = _hostile_pool(tmp_path)
+    lines = (folder / "corpus.jsonl").read_text().splitlines()
+    row = json.loads(lines[1])
+    row["code"] += "# \udc80\n"
+    lines[1] = json.dumps(row)
+    (folder / "corpus.jsonl").write_text("\n".join(lines) + "\n")
+    result = runner.invoke(app, ["eval", "--pool", str(folder), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "corpus.jsonl:2: a string holds \\udc80, a lone surrogate" in result.stderr
+    assert not (tmp_path / "out").exists()
