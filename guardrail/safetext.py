@@ -14,9 +14,10 @@ JSON encoder accepts, or megabytes of text. Every output goes through one of the
 * `cell` - a Rich `Text` that never interprets markup;
 * `dumps_json` - JSON text that always encodes as UTF-8 and round-trips the exact strings.
 
-Each helper is idempotent (applying it twice gives what applying it once gives), so validated
-data re-validated is unchanged. Backslashes are not escaped, for that reason: a literal ``\\x1b``
-in the input and an escaped ESC look the same, which is harmless for display.
+`clean`, `one_line` and `identifier` are idempotent (applying one twice gives what applying it
+once gives), so validated data re-validated is unchanged. Backslashes are not escaped, for that
+reason: a literal ``\\x1b`` in the input and an escaped ESC look the same, which is harmless for
+display. `markdown` and `html` escape for one output and are applied once, when rendering.
 """
 
 from __future__ import annotations
@@ -50,10 +51,13 @@ CELL_LIMIT = 300
 NAME_LIMIT = 100
 """Default cap of `identifier`: a type or function name."""
 
-# C0 controls but tab and newline, DEL, C1 controls, bidi embeddings/overrides/isolates, the line
-# and paragraph separators (they break lines in editors and JS), and every surrogate code point
-# (in a Python str a surrogate is always lone or an unpaired half: it cannot be encoded).
-_UNSAFE_CHARS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+# C0 controls but tab and newline, DEL, C1 controls, bidi controls (embeddings, overrides,
+# isolates and the three marks), the line and paragraph separators (they break lines in editors
+# and JS), and every surrogate code point (in a str a surrogate is lone: it cannot be encoded).
+_UNSAFE_CHARS = (
+    "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+    "\ud800-\udfff"
+)
 _UNSAFE = re.compile(f"[{_UNSAFE_CHARS}]")
 _UNSAFE_LINE = re.compile(f"[\t\n{_UNSAFE_CHARS}]")
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
@@ -89,9 +93,9 @@ def clean(text: str, limit: int = TEXT_LIMIT) -> str:
     """``text`` with unsafe characters escaped and at most ``limit`` characters long.
 
     Escaped: C0 controls except newline and tab (a carriage return would let text overwrite the
-    start of its line, so it is escaped as ``\\r``), ESC always, DEL, C1 controls, bidi overrides
-    and isolates (U+202A-E, U+2066-9), U+2028/9, and surrogates (``\\udc80``). Longer text keeps
-    its start and ends with ``[... N more characters]``.
+    start of its line, so it is escaped as ``\\r``), ESC always, DEL, C1 controls, bidi controls
+    (U+202A-E, U+2066-9, U+200E/F, U+061C), U+2028/9, and surrogates (``\\udc80``). Longer text
+    keeps its start and ends with ``[... N more characters]``.
     """
     return _cap(_UNSAFE.sub(_escape, text), limit, "\n")
 
@@ -150,7 +154,9 @@ def _escape_json(match: re.Match[str]) -> str:
 
 
 # Controls below U+0020 are escaped by `json.dumps` itself; these are what it leaves raw.
-_UNSAFE_JSON = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_JSON = re.compile(
+    "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def dumps_json(data: object, indent: int | None = 2) -> str:

@@ -43,7 +43,7 @@ NASTY = [
     "\x1b]8;;http://evil.example/\x1b\\click\x1b]8;;\x1b\\",
     "\x1b[2J\x1b[H",
     "line one\rverified",
-    "\u202eelif\u202c \u2066x\u2069",
+    "\u202eelif\u202c \u2066x\u2069 \u200fmark\u200e \u061c",
     "lone \udc80 and \ud800 surrogates",
     "\x9b31m C1 \x85 NEL \x7f DEL \x00 NUL",
     "\u2028 separators \u2029",
@@ -52,13 +52,17 @@ NASTY = [
     "back\\slash \\x1b literal",
 ]
 # Raw bytes that must never reach a terminal or a file from data.
-RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+RAW = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+    "\ud800-\udfff]"
+)
 runner = CliRunner()
 
 
 def _random_texts(count: int) -> list[str]:
     """Seeded random strings drawn from every code point class the helpers treat specially."""
-    pool = [chr(c) for c in [*range(0x00, 0xA0), 0x202E, 0x2066, 0x2028, 0xD800, 0xDC80, 0xFFFF]]
+    pool = [chr(c) for c in range(0xA0)]
+    pool += [chr(c) for c in [0x061C, 0x200F, 0x202E, 0x2066, 0x2028, 0xD800, 0xDC80, 0xFFFF]]
     pool += list("abc [/]\\$`|<>&_*#-1.")
     rng = random.Random(20261201)
     return ["".join(rng.choice(pool) for _ in range(rng.randrange(0, 80))) for _ in range(count)]
