@@ -154,7 +154,7 @@ def _hostile_pool(tmp_path: Path) -> Path:
     folder = tmp_path / "pool [blink]x $y$ <b>b"
     folder.mkdir()
     ids: dict[str, str] = {}
-    corpus = []
+    corpus: list[str] = []
     for line in (FIXTURES / "flat" / "corpus.jsonl").read_text().splitlines():
         row = json.loads(line)
         ids[row["corpus_id"]] = row["corpus_id"] + HOSTILE_SUFFIX
@@ -162,7 +162,7 @@ def _hostile_pool(tmp_path: Path) -> Path:
         if row["label"] == "incorrect":
             row["bug_type"] = HOSTILE_BUG_TYPES[len(corpus) % len(HOSTILE_BUG_TYPES)]
         corpus.append(json.dumps(row))
-    queries = []
+    queries: list[str] = []
     for line in (FIXTURES / "flat" / "queries.jsonl").read_text().splitlines():
         row = json.loads(line)
         row["query_id"] += HOSTILE_SUFFIX
