@@ -13,6 +13,12 @@ Statuses (only ``verified`` ever means "ran and passed every test"):
 
 `reason` gives the precise cause in a stable machine-readable word. Per-test outcomes use the
 ExecRetrieval release's words: ``pass``, ``FAIL``, ``TIMEOUT``, ``ERROR:<type>``.
+
+Much of a verdict's text comes from the candidate (its exception's type name and message, its
+output). Validators store every string as `guardrail.safetext.clean` text (controls, bidi
+controls and lone surrogates escaped, so the SQLite cache and every JSON encoder accept it) and
+capped; ``<type>`` keeps identifier characters only (at most 100). Validating a validated verdict
+changes nothing, so verdicts round-trip through JSON and the cache unchanged.
 """
 
 from __future__ import annotations
@@ -88,7 +94,11 @@ class TestOutcome(BaseModel):
     @field_validator("outcome")
     @classmethod
     def _safe_outcome(cls, value: str) -> str:
-        """A known word, or ``ERROR:`` and an identifier-like name of at most 100 characters."""
+        """A known word, or ``ERROR:`` and an identifier-like name of at most 100 characters.
+
+        Any other word becomes ``ERROR:<word>``: only exactly ``pass`` ever passes. A new outcome
+        word must be added to ``_OUTCOME_WORDS`` to be kept as it is.
+        """
         if value in _OUTCOME_WORDS:
             return value
         return ERROR_PREFIX + identifier(value.removeprefix(ERROR_PREFIX))
