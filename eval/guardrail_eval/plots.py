@@ -40,7 +40,9 @@ def _plain_text(plot: Callable[[Summary], bytes]) -> Callable[[Summary], bytes]:
 
 
 def _label(text: str) -> str:
-    return one_line(text, _LABEL_LIMIT)
+    """One capped line; a leading ``_`` is kept visible (matplotlib hides such legend labels)."""
+    line = one_line(text, _LABEL_LIMIT)
+    return " " + line if line.startswith("_") else line
 
 
 @_plain_text

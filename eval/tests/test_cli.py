@@ -225,3 +225,11 @@ def test_a_lone_surrogate_in_a_pool_is_refused_with_its_line(tmp_path: Path) -> 
     assert result.exit_code == 2, result.output
     assert "corpus.jsonl:2: a string holds \\udc80, a lone surrogate" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_plot_labels_are_one_visible_capped_line() -> None:
+    from guardrail_eval.plots import _label
+
+    assert _label("_private") == " _private"  # matplotlib would drop it from the legend
+    assert _label("a\nb $x$ \x1b") == "a\\nb $x$ \\x1b"
+    assert len(_label("x" * 500)) <= 60
