@@ -159,10 +159,13 @@ _UNSAFE_JSON = re.compile(
 )
 
 
-def dumps_json(data: object, indent: int | None = 2) -> str:
+def dumps_json(data: object, indent: int | None = 2, *, ascii_only: bool = False) -> str:
     """``json.dumps(data)`` as readable UTF-8 that always encodes and never reaches a terminal raw.
 
     Lone surrogates, DEL, C1 controls and bidi controls are written as ``\\uNNNN`` escapes (they
     can only occur inside JSON strings), so loading the text gives back exactly the same strings.
+    ``ascii_only`` escapes every non-ASCII character too: for standard output, whose encoding
+    may not be UTF-8.
     """
-    return _UNSAFE_JSON.sub(_escape_json, json.dumps(data, indent=indent, ensure_ascii=False))
+    text = json.dumps(data, indent=indent, ensure_ascii=ascii_only)
+    return text if ascii_only else _UNSAFE_JSON.sub(_escape_json, text)

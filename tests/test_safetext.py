@@ -145,6 +145,8 @@ def test_json_round_trips_every_string_and_always_encodes() -> None:
     assert not RAW.search(text.replace("\n", ""))
     assert json.loads(text) == data
     assert "ünïcödé ✓ 中文" in text  # readable: only unsafe characters are escaped
+    ascii_text = dumps_json(data, ascii_only=True)  # what the CLI prints, for any stdout encoding
+    assert ascii_text.isascii() and json.loads(ascii_text) == data
 
 
 # --- verdicts and the cache -------------------------------------------------------------------

@@ -58,7 +58,7 @@ def check(
     with reporting_errors(), DockerSandbox(image, pool_size=1) as sandbox:
         report = check_sandbox(sandbox)
     if as_json:
-        typer.echo(dumps_json(report.model_dump(mode="json")))
+        typer.echo(dumps_json(report.model_dump(mode="json"), ascii_only=True))
     else:
         # Engine, image and probe details come from the engine and the container: plain text.
         console.print(Text("engine: Docker " + one_line(report.engine)), highlight=False)

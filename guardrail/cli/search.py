@@ -108,7 +108,7 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
             "results": [_row(item, resolved, rank) for rank, item in enumerate(handed, 1)],
             "dropped": [_row(item, resolved, None) for item in dropped],
         }
-        typer.echo(dumps_json(payload))
+        typer.echo(dumps_json(payload, ascii_only=True))
     else:
         console.print(_table(query, result, handed, dropped, resolved))
     if not handed:

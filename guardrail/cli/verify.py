@@ -56,7 +56,7 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
             verdicts = gate.verify([c.code for c in candidates], spec)
     if as_json:
         rows = [_json_row(c, v) for c, v in zip(candidates, verdicts, strict=True)]
-        typer.echo(dumps_json(rows))
+        typer.echo(dumps_json(rows, ascii_only=True))
     else:
         console.print(verdict_table(candidates, verdicts))
     if not any(v.status is Status.VERIFIED for v in verdicts):
