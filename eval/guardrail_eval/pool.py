@@ -424,7 +424,22 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     def error(line: int | None, problem: str) -> PoolFormatError:
         return PoolFormatError(path, line, "", problem)
 
-    return read_jsonl(path, error, missing="required file is missing")
+    for number, row in read_jsonl(path, error, missing="required file is missing"):
+        _check_unicode(row, path, number)
+        yield number, row
+
+
+def _check_unicode(row: dict[str, Any], path: Path, line: int) -> None:
+    """Refuse a ``\\udXXX`` escape that is not half of a pair: no index, embedding or file
+    can hold the lone surrogate it decodes to, so it would crash the eval after its work."""
+    text = json.dumps(row, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        found = f"\\u{ord(text[exc.start]):04x}"
+        raise PoolFormatError(
+            path, line, "", f"a string holds {found}, a lone surrogate (not valid Unicode)"
+        ) from None
 
 
 def _validate(model: type[_Model], row: dict[str, Any], path: Path, line: int) -> _Model:

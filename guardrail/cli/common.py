@@ -32,6 +32,7 @@ from rich.console import Console
 from rich.text import Text
 
 from guardrail.errors import CacheWarning, GuardrailError, InputError, UnavailableError
+from guardrail.safetext import clean
 
 console = Console()
 err_console = Console(stderr=True)
@@ -52,7 +53,9 @@ def set_debug(enabled: bool) -> None:
 
 def _line(label: str, style: str, message: str) -> None:
     # Messages quote file names, lines and values from the user's input: plain text, never markup.
-    err_console.print(Text.assemble((label, style), " ", message), highlight=False, soft_wrap=True)
+    err_console.print(
+        Text.assemble((label, style), " ", clean(message)), highlight=False, soft_wrap=True
+    )
 
 
 def fail(message: str, *, hint: str = "", code: int = EXIT_BAD_INPUT) -> NoReturn:
