@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from guardrail.cache import VerdictCache
 from guardrail.sandbox.base import Job, Sandbox
-from guardrail.sandbox.runner import precheck
+from guardrail.sandbox.runner.static import precheck
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status, Verdict
 

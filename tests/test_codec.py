@@ -10,7 +10,8 @@ import math
 
 import pytest
 
-from guardrail.sandbox.runner import Unserialisable, decode, encode, precheck, write_back
+from guardrail.sandbox.runner.codec import Unserialisable, decode, encode, write_back
+from guardrail.sandbox.runner.static import precheck
 
 VALUES = [
     None,

@@ -1,0 +1,34 @@
+"""The in-container runner: a supervisor, a zygote, a judge and a candidate. Standard library only.
+
+This package is sent to each long-lived sandbox container at start-up as one archive
+(`guardrail.sandbox.shipping`) and runs there as PID 1 (``python3 -I``), loaded from memory by
+`boot`. The host imports `framing`, `codec` and `static` directly. Modules, one job each:
+`framing` (wire format), `codec` (plain data), `static` (source checks), `candidate`, `judge`,
+`privilege` (uid and rlimits), `zygote`, `cleanup`, `supervisor`, `boot`.
+
+What it defends against (the candidate is hostile; the tests and this package are trusted):
+
+* forging the verdict: only the judge writes the report, on a pipe no candidate holds; the
+  candidate's exit code and output are never read as a verdict; a candidate that exits, raises
+  ``SystemExit``, patches builtins or prints markers only changes its own process;
+* cheating the comparison: arguments and return values cross as plain data (exact builtin types,
+  no pickle) and every comparison happens in the judge; objects with a forged ``__eq__`` cannot
+  cross at all (the test becomes ``ERROR:Unserialisable``);
+* reading the tests: the candidate is forked from a zygote that never held a test, runs under its
+  own fresh unprivileged uid (so ``/proc/<judge>/{environ,fd,mem}`` are closed to it), with an
+  empty environment;
+* spoiling other jobs: fresh uids per job, everything left under them killed and their files
+  removed after the job, rlimits per process (memory, processes, file size, CPU), a wall-clock
+  deadline enforced by the judge and again by the supervisor.
+
+What it does not defend against: kernel exploits and side channels (the container and the host's
+seccomp/AppArmor profile are the next layers), and hostile *tests*.
+
+Process tree inside the container::
+
+    supervisor (uid 0, caps SETUID/SETGID/KILL only)  <- frames on stdin/stdout from the host
+    ├── zygote (uid 0; forked before any job, holds no test)
+    │   └── candidate (uid base+2n)    loads the code, answers calls from the judge
+    ├── judge (uid base+2n+1)          runs setup + tests, calls into the candidate, writes report
+    └── reaper (uid of the job)        kill(-1) and file cleanup as that uid after the job
+"""

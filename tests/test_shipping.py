@@ -1,0 +1,56 @@
+"""The runner travels as one deterministic archive and loads from memory, standard library only."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from guardrail.sandbox import runner
+from guardrail.sandbox.shipping import RUNNER_ARCHIVE, RUNNER_VERSION, build_archive
+
+PACKAGE = Path(runner.__file__).parent
+
+
+def test_the_archive_is_deterministic_and_holds_every_module(tmp_path: Path) -> None:
+    assert build_archive(PACKAGE) == RUNNER_ARCHIVE
+    names = zipfile.ZipFile(io.BytesIO(RUNNER_ARCHIVE)).namelist()
+    assert names == sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(RUNNER_VERSION) == 16
+    copy = tmp_path / "runner"
+    copy.mkdir()
+    for path in PACKAGE.glob("*.py"):
+        (copy / path.name).write_bytes(path.read_bytes())
+    assert build_archive(copy) == RUNNER_ARCHIVE  # the timestamps and location do not count
+    (copy / "codec.py").write_text((copy / "codec.py").read_text() + "\n# changed\n")
+    assert build_archive(copy) != RUNNER_ARCHIVE
+
+
+def test_every_module_loads_from_memory_with_the_standard_library_only() -> None:
+    """``python -I`` in an empty directory: no guardrail on the path, nothing read from disk."""
+    script = (
+        "import io, sys, zipfile\n"
+        "z = zipfile.ZipFile(io.BytesIO(sys.stdin.buffer.read()))\n"
+        "s = {n: z.read(n).decode() for n in z.namelist()}\n"
+        "g = {'__name__': 'boot'}\n"
+        "exec(compile(s['boot.py'], 'boot.py', 'exec'), g)\n"
+        "sys.meta_path.insert(0, g['MemoryImporter'](s))\n"
+        "import importlib\n"
+        "for n in sorted(s):\n"
+        "    if n not in ('__init__.py', 'boot.py'):\n"
+        "        importlib.import_module('guardrail_runner.' + n[:-3])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('guardrail')))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-I", "-c", script],
+        input=RUNNER_ARCHIVE,
+        capture_output=True,
+        cwd="/",
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    loaded = result.stdout.decode()
+    assert "'guardrail_runner.supervisor'" in loaded
+    assert "'guardrail.sandbox" not in loaded
