@@ -45,6 +45,13 @@ EXPECTED = {
     "forged_greeting": (Status.FAILED, Reason.TESTS_FAILED),
     "undeletable_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
     "sysv_ipc_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
+    # Exceptions named like the judge's faults are the candidate's own failures, nothing else.
+    "raise_named_unserialisable": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_named_candidate_exited": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_named_protocol_violation": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_named_timeout": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_named_fault": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_hostile_exception_name": (Status.FAILED, Reason.TESTS_FAILED),
 }
 
 
@@ -89,6 +96,31 @@ def test_host_environment_is_invisible(
     assert "('PATH', " in attack.stdout
     for variable in ("HOSTNAME", "GUARDRAIL", "DOCKER", "USER", "SHELL"):
         assert variable not in attack.stdout
+
+
+def test_candidate_exception_names_are_words_not_faults(
+    hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
+) -> None:
+    attack, _, _ = hostile_run["raise_named_unserialisable"]
+    assert attack.outcomes == ["ERROR:Unserialisable"] * 3
+    assert all(test.fault is None for test in attack.tests)
+    forged, _, _ = hostile_run["raise_hostile_exception_name"]
+    (outcome,) = set(forged.outcomes)
+    assert outcome.startswith("ERROR:_")
+    assert outcome[len("ERROR:") :].isidentifier()
+    assert len(outcome) <= len("ERROR:") + 100
+
+
+def test_judge_faults_are_flagged_structurally(
+    hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
+) -> None:
+    for name, fault in (
+        ("always_equal", Reason.UNSERIALISABLE),
+        ("infinite_loop", Reason.TIMEOUT),
+        ("os_exit_in_function", Reason.CANDIDATE_EXITED),
+    ):
+        attack, _, _ = hostile_run[name]
+        assert fault in {test.fault for test in attack.tests}, (name, attack.tests)
 
 
 def test_a_forged_alias_is_not_reported(

@@ -1,5 +1,12 @@
 """The judge process: run the spec's setup and tests, calling into the candidate through the
-channel, and decide every outcome itself."""
+channel, and decide every outcome itself.
+
+Every test outcome carries a ``fault`` kind that only the judge's own code paths set (the call
+timed out, the candidate's process ended, it broke the protocol, a value could not cross); the
+verdict's status derives from those kinds, never from an outcome word. A candidate's exception
+becomes ``ERROR:<name>`` with the name reduced to identifier characters, so naming an exception
+``Unserialisable`` or ``CandidateExited`` changes nothing but the word.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,23 @@ from .framing import ChannelClosed, read_frame, write_frame
 
 
 class _Fault(BaseException):
-    """The call could not be judged; the outcome word is in ``args[0]``."""
+    """The call could not be judged; the fault kind is in ``args[0]``."""
+
+
+# Fault kind (also the verdict's reason word) -> the outcome word the release uses for it.
+FAULT_OUTCOMES = {
+    "timeout": "TIMEOUT",
+    "candidate_exited": "ERROR:CandidateExited",
+    "protocol_violation": "ERROR:ProtocolViolation",
+    "unserialisable": "ERROR:Unserialisable",
+}
+MAX_NAME = 100
+
+
+def safe_name(name: object) -> str:
+    """An exception type name as plain identifier characters, capped: candidate text is data."""
+    text = str(name)[:MAX_NAME]
+    return "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in text) or "_"
 
 
 _NEVER_REBUILT = (StopIteration, StopAsyncIteration)
@@ -23,7 +46,7 @@ class CandidateRaised(Exception):
 
 
 def _rebuild_exception(info: dict[str, Any]) -> BaseException:
-    name = str(info.get("type", "Exception"))
+    name = safe_name(info.get("type", "Exception"))
     message = str(info.get("message", ""))
     for base_name in info.get("bases", []):
         base = getattr(builtins, str(base_name), None)
@@ -46,8 +69,8 @@ class Judge:
     def __init__(self, channel: int, deadline: float) -> None:
         self.channel = channel
         self.deadline = deadline
-        self.fault: str | None = None  # sticky: once set, every later test reports it
-        self.last_fault: tuple[str, str] | None = None  # the latest fault within one test
+        self.fault: str | None = None  # sticky kind: once set, every later test reports it
+        self.last_fault: tuple[str, str] | None = None  # (kind, detail) of the latest in a test
 
     def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self.fault:
@@ -61,32 +84,32 @@ class Judge:
             before = by_position_and_name(request["args"], request["kwargs"])
             targets = by_position_and_name(list(args), {str(k): v for k, v in kwargs.items()})
         except Unserialisable as exc:
-            self._fail("ERROR:Unserialisable", str(exc), sticky=False)
+            self._fail("unserialisable", str(exc), sticky=False)
         try:
             write_frame(self.channel, request)
             reply = read_frame(self.channel, self.deadline)
         except TimeoutError:
-            self._fail("TIMEOUT", "the candidate ran past its time limit")
+            self._fail("timeout", "the candidate ran past its time limit")
         except (ChannelClosed, OSError):
-            self._fail("ERROR:CandidateExited", "the candidate process ended during a call")
+            self._fail("candidate_exited", "the candidate process ended during a call")
         except ValueError as exc:
-            self._fail("ERROR:ProtocolViolation", str(exc))
+            self._fail("protocol_violation", str(exc))
         if not isinstance(reply, dict):
-            self._fail("ERROR:ProtocolViolation", "reply is not an object")
+            self._fail("protocol_violation", "reply is not an object")
         if "raised" in reply:
             raise _rebuild_exception(reply["raised"])
         if "unserialisable" in reply:
-            self._fail("ERROR:Unserialisable", str(reply["unserialisable"]), sticky=False)
+            self._fail("unserialisable", str(reply["unserialisable"]), sticky=False)
         try:
             after = by_position_and_name(reply["args"], reply["kwargs"])
             changed = [key for key in before if after[key] != before[key]]
             value = decode(reply["value"])
             updates = {key: decode(after[key]) for key in changed}
         except (KeyError, ValueError, TypeError, AttributeError) as exc:
-            self._fail("ERROR:ProtocolViolation", f"malformed reply: {exc!r}")
+            self._fail("protocol_violation", f"malformed reply: {exc!r}")
         if any(not can_write_back(targets[key]) for key in changed):
             self._fail(
-                "ERROR:Unserialisable",
+                "unserialisable",
                 "the candidate changed an argument in a way that cannot be copied back"
                 " (a container nested in it, or one the test may also hold elsewhere)",
                 sticky=False,
@@ -95,11 +118,11 @@ class Judge:
             write_back(targets[key], updated)
         return value
 
-    def _fail(self, outcome: str, detail: str, *, sticky: bool = True) -> NoReturn:
-        self.last_fault = (outcome, detail)
+    def _fail(self, kind: str, detail: str, *, sticky: bool = True) -> NoReturn:
+        self.last_fault = (kind, detail)
         if sticky:
-            self.fault = outcome
-        raise _Fault(outcome, detail)
+            self.fault = kind
+        raise _Fault(kind, detail)
 
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -115,7 +138,7 @@ class Judge:
                 "error", "protocol_violation", "the candidate's greeting is malformed"
             )
         if not hello.get("loaded"):
-            kind = str(hello.get("type"))
+            kind = safe_name(hello.get("type"))
             reason = "missing_entry_point" if kind == "MissingEntryPoint" else "load_error"
             return make_report("error", reason, f"{kind}: {hello.get('message', '')}"[:2000])
         namespace: dict[str, Any] = {"__name__": "__judge__"}
@@ -145,32 +168,29 @@ class Judge:
         proxy.__name__ = proxy.__qualname__ = name
         return proxy
 
-    def _run_test(self, test: str, namespace: dict[str, Any]) -> dict[str, str]:
+    def _run_test(self, test: str, namespace: dict[str, Any]) -> dict[str, Any]:
         if self.fault:
-            return {
-                "test": test,
-                "outcome": self.fault,
-                "detail": "not run: an earlier test ended the candidate",
-            }
+            return _outcome(test, self.fault, "not run: an earlier test ended the candidate")
         self.last_fault = None
         try:
             exec(compile(test, "<test>", "exec"), namespace)
         except _Fault:
             pass
         except AssertionError as exc:
-            return {"test": test, "outcome": "FAIL", "detail": str(exc)[:500]}
+            return {"test": test, "outcome": "FAIL", "detail": str(exc)[:500], "fault": None}
         except BaseException as exc:
-            return {
-                "test": test,
-                "outcome": f"ERROR:{type(exc).__name__}",
-                "detail": str(exc)[:500],
-            }
+            outcome = f"ERROR:{safe_name(type(exc).__name__)}"
+            return {"test": test, "outcome": outcome, "detail": str(exc)[:500], "fault": None}
         # A fault caught by the test itself (``except BaseException``) still decides the outcome.
         fault = self._fault_during_test()
         if fault is not None:
-            outcome, detail = fault
-            return {"test": test, "outcome": outcome, "detail": detail[:500]}
-        return {"test": test, "outcome": "pass", "detail": ""}
+            return _outcome(test, *fault)
+        return {"test": test, "outcome": "pass", "detail": "", "fault": None}
+
+
+def _outcome(test: str, kind: str, detail: str) -> dict[str, Any]:
+    """The outcome of a test the judge could not judge: ``fault`` says why, structurally."""
+    return {"test": test, "outcome": FAULT_OUTCOMES[kind], "detail": detail[:500], "fault": kind}
 
 
 def _names_to_bind(offered: Any, job: dict[str, Any], namespace: dict[str, Any]) -> list[str]:
@@ -198,23 +218,27 @@ def _names_to_bind(offered: Any, job: dict[str, Any], namespace: dict[str, Any])
     return names
 
 
-def _status_of(tests: list[dict[str, str]]) -> tuple[str, str, str]:
-    outcomes = [t["outcome"] for t in tests]
-    if not outcomes:
+def _status_of(tests: list[dict[str, Any]]) -> tuple[str, str, str]:
+    """The verdict from the judge's fault kinds; outcome words (candidate text) decide nothing."""
+    if not tests:
         return "unverifiable", "no_tests", "no tests to run"
-    if all(o == "pass" for o in outcomes):
-        return "verified", "passed", f"all {len(outcomes)} tests passed"
-    if "TIMEOUT" in outcomes:
+    faults = {t["fault"] for t in tests}
+    if all(t["outcome"] == "pass" and t["fault"] is None for t in tests):
+        return "verified", "passed", f"all {len(tests)} tests passed"
+    if "timeout" in faults:
         return "timeout", "timeout", "the candidate ran past its time limit"
-    if "ERROR:CandidateExited" in outcomes:
+    if "candidate_exited" in faults:
         return "error", "candidate_exited", "the candidate process ended during a test"
-    if "ERROR:ProtocolViolation" in outcomes:
+    if "protocol_violation" in faults:
         return "error", "protocol_violation", "the candidate broke the call protocol"
-    judged_fail = [o for o in outcomes if o not in ("pass", "ERROR:Unserialisable")]
-    failed = f"{len(judged_fail)} of {len(outcomes)} tests failed"
+    judged_fail = [t for t in tests if t["fault"] is None and t["outcome"] != "pass"]
     if judged_fail:
-        return "failed", "tests_failed", failed
-    return "unverifiable", "unserialisable", "a value could not cross the sandbox boundary"
+        return "failed", "tests_failed", f"{len(judged_fail)} of {len(tests)} tests failed"
+    return (
+        "unverifiable",
+        "unserialisable",
+        "tests ran but their values could not cross the sandbox boundary to be judged",
+    )
 
 
 def make_report(status: str, reason: str, message: str, alias: Any = None) -> dict[str, Any]:
