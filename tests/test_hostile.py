@@ -23,7 +23,9 @@ HOSTILE = sorted((SNIPPETS / "hostile").glob("*.py"))
 SPEC = Spec.from_tests(
     ["assert square(3) == 9", "assert square(7919) == 62710561", "assert square(-2) == 4"]
 )
-GOOD = "def square(x):\n    return x * x\n"
+# The normal candidate run after each attack is long (over 512 bytes) and carries a marker, so the
+# next attack could find it in memory if any process that forks candidates had ever held it.
+GOOD = (SNIPPETS / "cross_job" / "neighbour_code_victim.py").read_text()
 PROBE = Job(
     (SNIPPETS / "probes" / "no_strangers.py").read_text(),
     Spec.from_tests(["assert leftovers() == {'processes': 0, 'files': [], 'ipc': 0}"]),

@@ -15,8 +15,11 @@ def _describe_exception(exc: BaseException) -> dict[str, Any]:
     return {"type": type(exc).__name__, "bases": bases, "message": str(exc)[:2000]}
 
 
-def candidate_serve(channel: int, code: str, entry_point: str) -> None:
-    """Load the candidate and answer the judge's calls until the channel closes."""
+def candidate_serve(channel: int) -> None:
+    """Read the code from the judge, load it and answer the judge's calls until the channel
+    closes. The code arrives here and nowhere else, so no later candidate can find it."""
+    job = read_frame(channel)
+    code, entry_point = str(job["code"]), str(job["entry_point"])
     namespace: dict[str, Any] = {"__name__": "__candidate__", "__builtins__": builtins}
     try:
         exec(compile(code, "<candidate>", "exec"), namespace)

@@ -4,7 +4,6 @@ fresh candidate and judge, cleans up after it and streams the judge's reports ba
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import signal
@@ -39,18 +38,10 @@ class Supervisor:
         outputs = [
             _private_file(f"/tmp/.guardrail-{name}-{self.serial}") for name in ("out", "err")
         ]
-        request = json.dumps(
-            {
-                "uid": candidate_uid,
-                "limits": limits,
-                "code": job["code"],
-                "entry_point": job["entry_point"],
-            }
-        ).encode()
+        # Only the uid: nothing of the job may enter the process that forks later candidates.
         socket.send_fds(
-            self.zygote, [HEADER.pack(len(request))], [candidate_end.fileno(), *outputs]
+            self.zygote, [HEADER.pack(candidate_uid)], [candidate_end.fileno(), *outputs]
         )
-        self.zygote.sendall(request)
         candidate_end.close()  # the zygote holds its own reference since the send
         report_r, report_w = os.pipe()
         judge_pid = os.fork()
@@ -164,7 +155,7 @@ def supervisor_main() -> None:
     if zygote_pid == 0:
         parent_end.close()
         keep_only_fds(zygote_end.fileno())
-        zygote_main(zygote_end)
+        zygote_main(zygote_end, config["limits"])
         os._exit(0)
     zygote_end.close()
     # Nothing this process starts may inherit the channel to the host.

@@ -1,8 +1,13 @@
-"""The zygote: forks each candidate process. Forked before any job, so it never held a test."""
+"""The zygote: forks each candidate process.
+
+It is forked before any job and never receives anything of one: per candidate only a uid and
+three descriptors arrive (the channel to the judge, stdout, stderr); the candidate reads its code
+from the judge over its own channel. Whatever passes through a process stays in its freed memory
+and in every later fork of it, so a neighbour's code (or tests) must never pass through here.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -13,8 +18,8 @@ from .framing import HEADER
 from .privilege import become, keep_only_fds
 
 
-def zygote_main(control: socket.socket) -> None:
-    """Fork candidates on request. Forked before any job, so it never held a test."""
+def zygote_main(control: socket.socket, limits: dict[str, int]) -> None:
+    """Fork a candidate for each uid the supervisor sends (with its three descriptors)."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     # Warm the modules candidates import most, so each fork starts with them loaded.
     for module in (
@@ -35,14 +40,7 @@ def zygote_main(control: socket.socket) -> None:
             os._exit(0)
         if len(header) < HEADER.size:
             os._exit(0)
-        (size,) = HEADER.unpack(header)
-        payload = b""
-        while len(payload) < size:
-            chunk = control.recv(size - len(payload))
-            if not chunk:
-                os._exit(0)
-            payload += chunk
-        request = json.loads(payload)
+        (uid,) = HEADER.unpack(header)
         pid = os.fork()
         if pid == 0:
             channel, out, err = fds
@@ -51,10 +49,10 @@ def zygote_main(control: socket.socket) -> None:
             os.dup2(err, 2)
             keep_only_fds(1, 2, channel)
             try:
-                become(request["uid"], request["limits"], 1000)
+                become(uid, limits, 1000)
                 sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
                 sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
-                candidate_serve(channel, request["code"], request["entry_point"])
+                candidate_serve(channel)
             finally:
                 os._exit(0)
         for fd in fds:
