@@ -28,7 +28,12 @@ SPEC = Spec.from_tests(
 GOOD = (SNIPPETS / "cross_job" / "neighbour_code_victim.py").read_text()
 PROBE = Job(
     (SNIPPETS / "probes" / "no_strangers.py").read_text(),
-    Spec.from_tests(["assert leftovers() == {'processes': 0, 'files': [], 'ipc': 0}"]),
+    Spec.from_tests(
+        [
+            "assert leftovers() == {'processes': 0, 'files': [], 'ipc': 0, 'mqueues': [],"
+            " 'abstract_sockets': []}"
+        ]
+    ),
 )
 
 # The verdict each attack must get: never verified, and each failure mode its own explicit status.
@@ -47,6 +52,10 @@ EXPECTED = {
     "forged_greeting": (Status.FAILED, Reason.TESTS_FAILED),
     "undeletable_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
     "sysv_ipc_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
+    "posix_mqueue_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
+    "abstract_socket_daemon": (Status.FAILED, Reason.TESTS_FAILED),
+    "deep_directory_leftover": (Status.FAILED, Reason.TESTS_FAILED),
+    "wide_directory_leftover": (Status.FAILED, Reason.TESTS_FAILED),
     # Exceptions named like the judge's faults are the candidate's own failures, nothing else.
     "raise_named_unserialisable": (Status.FAILED, Reason.TESTS_FAILED),
     "raise_named_candidate_exited": (Status.FAILED, Reason.TESTS_FAILED),
@@ -55,6 +64,8 @@ EXPECTED = {
     "raise_named_fault": (Status.FAILED, Reason.TESTS_FAILED),
     "raise_hostile_exception_name": (Status.FAILED, Reason.TESTS_FAILED),
 }
+
+SLOW_UNDER_LOAD = {"memory_bomb"}
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +77,7 @@ def hostile_run() -> dict[str, tuple[Verdict, Verdict, Verdict]]:
             jobs += [Job(path.read_text(), SPEC), Job(GOOD, SPEC), PROBE]
         verdicts = sandbox.run(jobs)
         assert sandbox.stats.containers_started == 1, "the pool must survive every attack"
+        assert sandbox.stats.faults == 0, "cleanup after every attack must keep the container"
     return {
         path.stem: (verdicts[3 * i], verdicts[3 * i + 1], verdicts[3 * i + 2])
         for i, path in enumerate(HOSTILE)
@@ -85,7 +97,10 @@ def test_hostile_candidate_is_never_verified_and_the_pool_stays_healthy(
     attack, after, probe = hostile_run[name]
     assert attack.status is not Status.VERIFIED, attack
     if name in EXPECTED:
-        assert (attack.status, attack.reason) == EXPECTED[name], attack
+        got = (attack.status, attack.reason)
+        # Allocating 512 MB three times can outlast the time limit on a loaded machine.
+        if not (name in SLOW_UNDER_LOAD and got == (Status.TIMEOUT, Reason.TIMEOUT)):
+            assert got == EXPECTED[name], attack
     assert after.status is Status.VERIFIED, f"a normal candidate after {name}: {after}"
     assert probe.status is Status.VERIFIED, f"leftovers after {name}: {probe.tests}"
 

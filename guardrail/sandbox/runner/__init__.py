@@ -4,7 +4,8 @@ This package is sent to each long-lived sandbox container at start-up as one arc
 (`guardrail.sandbox.shipping`) and runs there as PID 1 (``python3 -I``), loaded from memory by
 `boot`. The host imports `framing`, `codec` and `static` directly. Modules, one job each:
 `framing` (wire format), `codec` (plain data), `static` (source checks), `candidate`, `judge`,
-`privilege` (uid and rlimits), `zygote`, `cleanup`, `supervisor`, `boot`.
+`privilege` (uid and rlimits), `zygote`, `cleanup`, `erase` (unbreakable deletes),
+`supervisor`, `boot`.
 
 What it defends against (the candidate is hostile; the tests and this package are trusted):
 
@@ -22,6 +23,20 @@ What it defends against (the candidate is hostile; the tests and this package ar
 * spoiling other jobs: fresh uids per job, everything left under them killed and their files
   removed after the job, rlimits per process (memory, processes, file size, CPU), a wall-clock
   deadline enforced by the judge and again by the supervisor.
+
+What can outlive a job's processes, and how each is closed (``sandbox check`` probes each)::
+
+    processes, zombies, setsid daemons   every process of the job's uids SIGKILLed, then waited for
+    files, FIFOs, unix sockets, trees    /tmp and /dev/mqueue are the only places a job uid can
+                                         write; everything it owns there is deleted (`erase`)
+    POSIX message queues                 RLIMIT_MSGQUEUE 0 for job uids, and /dev/mqueue swept
+    POSIX shared memory (/dev/shm)       absent: the container has a private IPC namespace
+    System V shm, semaphores, queues     private IPC namespace; the job's objects removed
+    abstract unix sockets                die with the last process holding them (probed)
+    kernel keyrings (add_key, keyctl)    blocked by the engine's seccomp profile (probed)
+    file locks, POSIX timers, memfd,     die with their process or file
+    eventfd, inotify, pipes
+    data in freed memory                 nothing of a job enters a process that forks others
 
 What it does not defend against: kernel exploits and side channels (the container and the host's
 seccomp/AppArmor profile are the next layers), and hostile *tests*.

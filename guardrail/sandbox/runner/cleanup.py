@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
-from typing import Any
+
+from .erase import remove_owned
 
 
 def processes_of(uid: int) -> tuple[int, int]:
@@ -66,8 +66,14 @@ def _remove_ipc_objects(uid: int) -> None:
         remove[kind](ident)
 
 
+# Every place a job uid can write (`sandbox check` proves there is no other): files, FIFOs,
+# sockets and directories in /tmp, POSIX queues in /dev/mqueue; /dev/shm exists only when the
+# engine ignores ``ipc_mode="none"``.
+WRITABLE = ("/tmp", "/dev/shm", "/dev/mqueue")
+
+
 def owned_files(uid: int) -> bool:
-    for folder in ("/tmp", "/dev/shm"):
+    for folder in WRITABLE:
         try:
             entries = os.listdir(folder)
         except OSError:
@@ -81,19 +87,9 @@ def owned_files(uid: int) -> bool:
     return False
 
 
-def _allow_and_retry(function: Any, path: str, _error: Any) -> None:
-    """rmtree's error hook: the owner may have removed its own write or search permission."""
-    with contextlib.suppress(OSError):
-        os.chmod(os.path.dirname(path), 0o700)
-        os.chmod(path, 0o700)
-        function(path)
-
-
 def reap_as(uid: int) -> None:
     """As ``uid``: SIGKILL all it runs (``kill(-1)`` spares only the caller), delete its files
     and its System V IPC objects."""
-    import shutil
-
     pid = os.fork()
     if pid == 0:
         try:
@@ -105,18 +101,8 @@ def reap_as(uid: int) -> None:
                     os.kill(-1, signal.SIGKILL)
                 except ProcessLookupError:
                     break
-            for folder in ("/tmp", "/dev/shm"):
-                for name in os.listdir(folder) if os.path.isdir(folder) else []:
-                    path = os.path.join(folder, name)
-                    try:
-                        if os.lstat(path).st_uid != uid:
-                            continue
-                        if os.path.isdir(path) and not os.path.islink(path):
-                            shutil.rmtree(path, onerror=_allow_and_retry)
-                        else:
-                            os.unlink(path)
-                    except OSError:
-                        continue
+            for folder in WRITABLE:
+                remove_owned(folder, uid)
             _remove_ipc_objects(uid)
         finally:
             os._exit(0)

@@ -6,9 +6,15 @@ import contextlib
 import os
 
 
-def become(uid: int, limits: dict[str, int], oom_score_adj: int) -> None:
-    """Drop to ``uid`` for good, with rlimits; after this no capability is left."""
+def become(uid: int, limits: dict[str, int], oom_score_adj: int, niceness: int = 0) -> None:
+    """Drop to ``uid`` for good, with rlimits; after this no capability is left.
+
+    ``niceness`` lowers the CPU weight inside the container only (it is its own CPU group): a
+    candidate's fork bomb or busy loop must not starve the judge and the supervisor that end it.
+    """
     import resource
+
+    os.nice(niceness)
 
     try:
         with open("/proc/self/oom_score_adj", "w") as handle:
@@ -22,6 +28,9 @@ def become(uid: int, limits: dict[str, int], oom_score_adj: int) -> None:
         ("RLIMIT_CPU", limits["cpu_seconds"]),
         ("RLIMIT_NOFILE", 64),
         ("RLIMIT_CORE", 0),
+        # POSIX message queues outlive their creator in /dev/mqueue (a channel to later jobs,
+        # or the namespace's 256 queues filled so a later job gets ENOSPC): none for job uids.
+        ("RLIMIT_MSGQUEUE", 0),
     ):
         resource.setrlimit(getattr(resource, name), (value, value))
     os.setgroups([])
