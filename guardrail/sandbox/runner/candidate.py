@@ -5,14 +5,14 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from .codec import Unserialisable, decode, encode
+from .codec import Unserialisable, decode, encode, message_of
 from .framing import read_frame, write_frame
 from .static import plausible_functions
 
 
 def _describe_exception(exc: BaseException) -> dict[str, Any]:
     bases = [k.__name__ for k in type(exc).__mro__ if getattr(builtins, k.__name__, None) is k]
-    return {"type": type(exc).__name__, "bases": bases, "message": str(exc)[:2000]}
+    return {"type": type(exc).__name__, "bases": bases, "message": message_of(exc, 2000)}
 
 
 def candidate_serve(channel: int) -> None:

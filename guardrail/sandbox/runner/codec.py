@@ -15,6 +15,9 @@ class Unserialisable(Exception):
 
 
 _MAX_DEPTH = 200
+# Integers above this many bits cross as tagged hex: decimal conversion is quadratic and capped
+# at 4,300 digits (an honest 100,000-digit result was an error); hex is linear and uncapped.
+_PLAIN_INT_BITS = 8192
 _MAPPING_TAGS: dict[type, str] = {
     dict: "d",
     collections.OrderedDict: "od",
@@ -31,8 +34,10 @@ def encode(value: object, depth: int = 0) -> Any:
     if depth > _MAX_DEPTH:
         raise Unserialisable("nesting deeper than 200 levels")
     kind = type(value)
-    if value is None or kind in (bool, int, str):
+    if value is None or kind in (bool, str):
         return value
+    if kind is int:
+        return _encode_int(value)  # type: ignore[arg-type]  # narrowed by the check
     inner = depth + 1
     if type(value) is float:
         return {"f": repr(value)}
@@ -53,12 +58,25 @@ def encode(value: object, depth: int = 0) -> Any:
     if type(value) is complex:
         return {"c": [repr(value.real), repr(value.imag)]}
     if type(value) is range:
-        return {"r": [value.start, value.stop, value.step]}
+        return {"r": [_encode_int(value.start), _encode_int(value.stop), _encode_int(value.step)]}
     if type(value) is decimal.Decimal:
         return {"dec": str(value)}
     if type(value) is fractions.Fraction:
-        return {"frac": [value.numerator, value.denominator]}
+        return {"frac": [_encode_int(value.numerator), _encode_int(value.denominator)]}
     raise Unserialisable(f"a value of type {kind.__qualname__} cannot cross as plain data")
+
+
+def message_of(exc: BaseException, limit: int) -> str:
+    """``str(exc)`` capped; never raises (a message holding a 5,000-digit int cannot be printed
+    in decimal, and a candidate's ``__str__`` may raise anything)."""
+    try:
+        return str(exc)[:limit]
+    except Exception:
+        return f"<the {type(exc).__name__} message cannot be printed>"[:limit]
+
+
+def _encode_int(value: int) -> Any:
+    return value if value.bit_length() <= _PLAIN_INT_BITS else {"i": format(value, "x")}
 
 
 def decode(data: Any) -> Any:
@@ -70,6 +88,10 @@ def decode(data: Any) -> Any:
     if type(data) is not dict or len(data) != 1:
         raise ValueError("malformed value")
     ((tag, payload),) = data.items()
+    if tag == "i":
+        if type(payload) is not str:
+            raise ValueError("malformed integer")
+        return int(payload, 16)  # linear for a power-of-two base, and not capped
     if tag == "f":
         return float(payload)
     if tag == "t":
@@ -88,12 +110,19 @@ def decode(data: Any) -> Any:
     if tag == "c":
         return complex(float(payload[0]), float(payload[1]))
     if tag == "r":
-        return range(*payload)
+        return range(*[_decode_int(item) for item in payload])
     if tag == "dec":
         return decimal.Decimal(payload)
     if tag == "frac":
-        return fractions.Fraction(*payload)
+        return fractions.Fraction(*[_decode_int(item) for item in payload])
     raise ValueError(f"unknown value tag {tag!r}")
+
+
+def _decode_int(data: Any) -> int:
+    value = decode(data)
+    if type(value) is not int:
+        raise ValueError("malformed integer")
+    return value
 
 
 def by_position_and_name(args: list[Any], kwargs: dict[str, Any]) -> dict[int | str, Any]:

@@ -14,7 +14,15 @@ import ast
 import builtins
 from typing import Any, NoReturn
 
-from .codec import Unserialisable, by_position_and_name, can_write_back, decode, encode, write_back
+from .codec import (
+    Unserialisable,
+    by_position_and_name,
+    can_write_back,
+    decode,
+    encode,
+    message_of,
+    write_back,
+)
 from .framing import ChannelClosed, read_frame, write_frame
 
 
@@ -179,10 +187,11 @@ class Judge:
         except _Fault:
             pass
         except AssertionError as exc:
-            return {"test": test, "outcome": "FAIL", "detail": str(exc)[:500], "fault": None}
+            return {"test": test, "outcome": "FAIL", "detail": message_of(exc, 500), "fault": None}
         except BaseException as exc:
             outcome = f"ERROR:{safe_name(type(exc).__name__)}"
-            return {"test": test, "outcome": outcome, "detail": str(exc)[:500], "fault": None}
+            detail = message_of(exc, 500)
+            return {"test": test, "outcome": outcome, "detail": detail, "fault": None}
         # A fault caught by the test itself (``except BaseException``) still decides the outcome.
         fault = self._fault_during_test()
         if fault is not None:
