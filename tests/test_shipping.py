@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 
 from guardrail.sandbox import runner
-from guardrail.sandbox.shipping import RUNNER_ARCHIVE, RUNNER_VERSION, build_archive
+from guardrail.sandbox.shipping import BOOTSTRAP, RUNNER_ARCHIVE, RUNNER_VERSION, build_archive
 
 PACKAGE = Path(runner.__file__).parent
 
@@ -29,23 +29,21 @@ def test_the_archive_is_deterministic_and_holds_every_module(tmp_path: Path) -> 
 
 
 def test_every_module_loads_from_memory_with_the_standard_library_only() -> None:
-    """``python -I`` in an empty directory: no guardrail on the path, nothing read from disk."""
-    script = (
-        "import io, sys, zipfile\n"
-        "z = zipfile.ZipFile(io.BytesIO(sys.stdin.buffer.read()))\n"
-        "s = {n: z.read(n).decode() for n in z.namelist()}\n"
-        "g = {'__name__': 'boot'}\n"
-        "exec(compile(s['boot.py'], 'boot.py', 'exec'), g)\n"
+    """The real bootstrap in ``python -I`` from ``/``: no guardrail on the path, nothing read
+    from disk, and no module loaded that every later process would carry for nothing."""
+    start = "g['start'](s)\n"
+    assert BOOTSTRAP.endswith(start)
+    script = BOOTSTRAP.removesuffix(start) + (
+        "import importlib, sys\n"
         "sys.meta_path.insert(0, g['MemoryImporter'](s))\n"
-        "import importlib\n"
         "for n in sorted(s):\n"
         "    if n not in ('__init__.py', 'boot.py'):\n"
         "        importlib.import_module('guardrail_runner.' + n[:-3])\n"
-        "print(sorted(m for m in sys.modules if m.startswith('guardrail')))\n"
+        "print(sorted(sys.modules))\n"
     )
     result = subprocess.run(
         [sys.executable, "-I", "-c", script],
-        input=RUNNER_ARCHIVE,
+        input=b"%010d" % len(RUNNER_ARCHIVE) + RUNNER_ARCHIVE,
         capture_output=True,
         cwd="/",
         check=False,
@@ -53,4 +51,5 @@ def test_every_module_loads_from_memory_with_the_standard_library_only() -> None
     assert result.returncode == 0, result.stderr.decode()
     loaded = result.stdout.decode()
     assert "'guardrail_runner.supervisor'" in loaded
-    assert "'guardrail.sandbox" not in loaded
+    for absent in ("'guardrail.", "'zipfile'", "'importlib.abc'", "'threading'"):
+        assert absent not in loaded

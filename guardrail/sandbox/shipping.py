@@ -35,9 +35,11 @@ RUNNER_VERSION = hashlib.sha256(RUNNER_ARCHIVE).hexdigest()[:16]
 
 # Reads the archive from stdin (exact length, unbuffered so no frame is swallowed), hands its
 # sources to `runner.boot`, which imports the package from memory and runs the supervisor. Kept
-# tiny: everything else travels as data.
+# tiny: everything else travels as data. The members are read from their local headers (stored,
+# sizes in the header: `build_archive` writes nothing else) rather than with ``zipfile``, which
+# would load 45 modules into every process of the container.
 BOOTSTRAP = (
-    "import io,os,zipfile\n"
+    "import os,struct\n"
     "def r(n):\n"
     " b=b''\n"
     " while len(b)<n:\n"
@@ -45,8 +47,10 @@ BOOTSTRAP = (
     "  if not c: raise SystemExit(3)\n"
     "  b+=c\n"
     " return b\n"
-    "with zipfile.ZipFile(io.BytesIO(r(int(r(10))))) as z:\n"
-    " s={n:z.read(n).decode() for n in z.namelist()}\n"
+    "a=r(int(r(10)));s={};i=0\n"
+    "while a[i:i+4]==b'PK\\3\\4':\n"
+    " z,_,n,e=struct.unpack_from('<IIHH',a,i+18);i+=30+n+e\n"
+    " s[a[i-n-e:i-e].decode()]=a[i:i+z].decode();i+=z\n"
     "g={'__name__':'guardrail_runner_boot'}\n"
     "exec(compile(s['boot.py'],'guardrail_runner/boot.py','exec'),g)\n"
     "g['start'](s)\n"

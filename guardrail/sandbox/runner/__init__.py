@@ -17,8 +17,8 @@ What it defends against (the candidate is hostile; the tests and this package ar
   cross at all (the test becomes ``ERROR:Unserialisable``);
 * reading the tests or a neighbour's code: the candidate is forked from a zygote that never
   holds anything of any job (it receives only a uid and three descriptors; freed memory keeps
-  what a process once held, and every fork inherits it), gets its own code from the judge over
-  its own channel, runs under its own fresh unprivileged uid (so
+  what a process once held, and every fork inherits it), gets its own code as the first frame
+  of its own channel, runs under its own fresh unprivileged uid (so
   ``/proc/<judge>/{environ,fd,mem}`` are closed to it), with an empty environment;
 * spoiling other jobs: fresh uids per job, everything left under them killed and their files
   removed after the job, rlimits per process (memory, processes, file size, CPU), a wall-clock
@@ -45,7 +45,7 @@ Process tree inside the container::
 
     supervisor (uid 0, caps SETUID/SETGID/KILL only)  <- frames on stdin/stdout from the host
     ├── zygote (uid 0; forked before any job, never holds job data)
-    │   └── candidate (uid base+2n)    gets its code from the judge, answers the judge's calls
+    │   └── candidate (uid base+2n)    reads its code from its channel, answers the judge's calls
     ├── judge (uid base+2n+1)          runs setup + tests, calls into the candidate, writes report
     └── reaper (uid of the job)        kill(-1) and file cleanup as that uid after the job
 """

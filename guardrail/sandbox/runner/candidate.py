@@ -16,8 +16,8 @@ def _describe_exception(exc: BaseException) -> dict[str, Any]:
 
 
 def candidate_serve(channel: int) -> None:
-    """Read the code from the judge, load it and answer the judge's calls until the channel
-    closes. The code arrives here and nowhere else, so no later candidate can find it."""
+    """Read the code (the channel's first frame), load it and answer the judge's calls until the
+    channel closes. The code arrives here and nowhere else, so no later candidate can find it."""
     job = read_frame(channel)
     code, entry_point = str(job["code"]), str(job["entry_point"])
     namespace: dict[str, Any] = {"__name__": "__candidate__", "__builtins__": builtins}

@@ -134,8 +134,6 @@ class Judge:
 
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
         try:
-            # The candidate's code goes to the candidate's own process only (see `zygote`).
-            write_frame(self.channel, {"code": job["code"], "entry_point": job["entry_point"]})
             hello = read_frame(self.channel, self.deadline)
         except TimeoutError:
             return make_report("timeout", "timeout", "the candidate did not finish loading in time")

@@ -4,6 +4,7 @@ fresh candidate and judge, cleans up after it and streams the judge's reports ba
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import select
 import signal
@@ -13,7 +14,15 @@ import time
 from typing import Any
 
 from .cleanup import ipc_objects_of, owned_files, processes_of, reap_as
-from .framing import HEADER, PROTOCOL, ChannelClosed, read_exact, read_frame, write_frame
+from .framing import (
+    HEADER,
+    PROTOCOL,
+    ChannelClosed,
+    pack_frame,
+    read_exact,
+    read_frame,
+    write_frame,
+)
 from .judge import Judge, make_report
 from .privilege import become, keep_only_fds
 from .zygote import zygote_main
@@ -43,6 +52,7 @@ class Supervisor:
             self.zygote, [HEADER.pack(candidate_uid)], [candidate_end.fileno(), *outputs]
         )
         candidate_end.close()  # the zygote holds its own reference since the send
+        _hand_over_code(judge_end, job, deadline)
         report_r, report_w = os.pipe()
         judge_pid = os.fork()
         if judge_pid == 0:
@@ -88,15 +98,18 @@ class Supervisor:
         for attempt in range(2000):
             self._reap_orphans()
             alive, zombies = processes_of(uid)
-            files = owned_files(uid) or bool(ipc_objects_of(uid))
-            if not (alive or zombies or files):
+            if alive or zombies:
+                # The job's own processes were SIGKILLed already and vanish within a few polls;
+                # only what survives that (a fork bomb, a setsid daemon) needs the reaper.
+                if alive and attempt >= 10:
+                    reap_as(uid)
+                else:
+                    time.sleep(0.0005)
+                continue
+            # Looked for only once the processes are gone: nothing can add files after that.
+            if not (owned_files(uid) or ipc_objects_of(uid)):
                 return
-            # The job's own processes were SIGKILLed already and vanish within a few polls;
-            # only what survives that (a fork bomb, a setsid daemon, files) needs the reaper.
-            if files or (alive and attempt >= 10):
-                reap_as(uid)
-            else:
-                time.sleep(0.0005)
+            reap_as(uid)
         raise SystemExit(f"could not clean up after uid {uid}")  # the host recycles us
 
     def _reap_orphans(self) -> None:
@@ -109,6 +122,22 @@ class Supervisor:
                 return
             if pid == self.zygote_pid:
                 raise SystemExit("the zygote died")
+
+
+def _hand_over_code(channel: socket.socket, job: dict[str, Any], deadline: float) -> None:
+    """Write the candidate's code as the first frame of its channel, straight into the socket:
+    the candidate loads it while the judge starts, and it never passes through the zygote.
+
+    Bounded by the job's deadline (a large frame waits for the candidate to read). If it cannot
+    be written, the judge's wait for the candidate's greeting reports what became of it.
+    """
+    channel.settimeout(max(0.001, deadline - time.monotonic()))
+    try:
+        channel.sendall(pack_frame({"code": job["code"], "entry_point": job["entry_point"]}))
+    except OSError:  # TimeoutError included
+        pass
+    finally:
+        channel.settimeout(None)  # blocking again before the judge inherits it
 
 
 def _exit_watch(pid: int) -> int | None:
@@ -164,6 +193,7 @@ def supervisor_main() -> None:
     os.dup2(null, 1)
     os.dup2(null, 2)
     supervisor = Supervisor(config, parent_end, zygote_pid)
+    gc.freeze()  # the judges it forks then collect only their own objects (see `zygote`)
     write_frame(stdout, {"ready": True, "protocol": PROTOCOL, "python": sys.version.split()[0]})
     while True:
         try:

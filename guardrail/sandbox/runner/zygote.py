@@ -2,12 +2,14 @@
 
 It is forked before any job and never receives anything of one: per candidate only a uid and
 three descriptors arrive (the channel to the judge, stdout, stderr); the candidate reads its code
-from the judge over its own channel. Whatever passes through a process stays in its freed memory
-and in every later fork of it, so a neighbour's code (or tests) must never pass through here.
+as the first frame of its own channel, written there by the supervisor. Whatever passes through
+a process stays in its freed memory and in every later fork of it, so a neighbour's code (or
+tests) must never pass through here.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import socket
@@ -33,6 +35,9 @@ def zygote_main(control: socket.socket, limits: dict[str, int]) -> None:
         "datetime",
     ):
         __import__(module)
+    # Out of the collector's reach: a collection in a forked candidate would otherwise touch
+    # every inherited object and copy each page of the heap (copy-on-write) for nothing.
+    gc.freeze()
     while True:
         try:
             header, fds, _flags, _addr = socket.recv_fds(control, HEADER.size, 3)

@@ -1,9 +1,21 @@
-# Wrong code that raises an exception *named* like one of the judge's own faults, hoping the
-# outcome word "ERROR:_Fault" is read as a fault of the sandbox (and the candidate's failure as
-# something other than failed).
-class _Fault(Exception):
+# Wrong code that raises exceptions *named* like the judge's own fault classes (``Fault``, the
+# judge's private ``_Fault``, the greeting's ``MissingEntryPoint``), hoping one is taken for a
+# fault of the sandbox rather than the candidate's failure.
+class Fault(Exception):
+    pass
+
+
+class _Fault(Fault):
+    pass
+
+
+class MissingEntryPoint(Exception):
     pass
 
 
 def square(x):
-    raise _Fault("the sandbox broke, not me")
+    if x == 3:
+        raise Fault("the sandbox broke, not me")
+    if x == 7919:
+        raise _Fault("the sandbox broke, not me")
+    raise MissingEntryPoint("the sandbox broke, not me")
