@@ -180,3 +180,13 @@ def test_a_crashing_container_is_replaced_and_only_its_job_is_lost() -> None:
     assert verdicts[0].status is Status.ERROR
     assert verdicts[0].reason is Reason.SANDBOX_FAULT
     assert verdicts[1].status is Status.VERIFIED
+
+
+def test_code_larger_than_the_channel_buffer_reaches_its_candidate() -> None:
+    """The supervisor writes the code into the candidate's own channel (never via the zygote);
+    3 MB is far over the socket buffer, so the write waits for the candidate to read it."""
+    big = GOOD + ("# " + "p" * 98 + "\n") * 30_000
+    with DockerSandbox(pool_size=1) as sandbox:
+        verdicts = sandbox.run([Job(big, SPEC), Job(GOOD, SPEC)])
+        assert sandbox.stats.faults == 0
+    assert [v.status for v in verdicts] == [Status.VERIFIED, Status.VERIFIED]
