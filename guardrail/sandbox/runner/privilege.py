@@ -6,15 +6,9 @@ import contextlib
 import os
 
 
-def become(uid: int, limits: dict[str, int], oom_score_adj: int, niceness: int = 0) -> None:
-    """Drop to ``uid`` for good, with rlimits; after this no capability is left.
-
-    ``niceness`` lowers the CPU weight inside the container only (it is its own CPU group): a
-    candidate's fork bomb or busy loop must not starve the judge and the supervisor that end it.
-    """
+def become(uid: int, limits: dict[str, int], oom_score_adj: int) -> None:
+    """Drop to ``uid`` for good, with rlimits; after this no capability is left."""
     import resource
-
-    os.nice(niceness)
 
     try:
         with open("/proc/self/oom_score_adj", "w") as handle:

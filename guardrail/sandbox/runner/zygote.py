@@ -54,7 +54,7 @@ def zygote_main(control: socket.socket, limits: dict[str, int]) -> None:
             os.dup2(err, 2)
             keep_only_fds(1, 2, channel)
             try:
-                become(uid, limits, 1000, niceness=19)
+                become(uid, limits, 1000)
                 sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
                 sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
                 candidate_serve(channel)
