@@ -30,9 +30,17 @@ __all__ = ["Candidate", "Gate", "GateResult", "GatedCandidate", "Policy", "apply
 class Policy(StrEnum):
     """What the gate hands over.
 
-    * ``rerank``  verified first, then unverifiable, each in retrieval order; the rest dropped;
+    * ``rerank``  verified first, then candidates that had no tests (``unverifiable`` with
+      nothing run), then those whose tests ran but could not be judged (``unverifiable``,
+      reason ``unserialisable``: a value could not cross the sandbox boundary), each group in
+      retrieval order; failed, error and timeout are dropped;
     * ``filter``  verified only;
-    * ``abstain`` like ``rerank`` when anything verified, nothing at all otherwise.
+    * ``abstain`` verified, then candidates that had no tests, when anything verified; nothing
+      at all otherwise.
+
+    Unjudgeable candidates rank last and ``filter``/``abstain`` never hand them over: any wrong
+    candidate can make its values unjudgeable (return a custom object), so having tests that
+    could not judge it must never rank it like a candidate that simply had none.
     """
 
     RERANK = "rerank"
@@ -80,12 +88,14 @@ def apply_policy(judged: Sequence[GatedCandidate], policy: Policy) -> list[Gated
     """Order and filter judged candidates; see `Policy`. Failed, error and timeout are dropped."""
     by_rank = sorted(judged, key=lambda item: item.retrieval_rank)
     verified = [item for item in by_rank if item.verdict.status is Status.VERIFIED]
-    if policy is Policy.FILTER:
+    if policy is Policy.FILTER or (policy is Policy.ABSTAIN and not verified):
         return verified
-    if policy is Policy.ABSTAIN and not verified:
-        return []
     unverifiable = [item for item in by_rank if item.verdict.status is Status.UNVERIFIABLE]
-    return verified + unverifiable
+    untested = [item for item in unverifiable if item.verdict.reason is not Reason.UNSERIALISABLE]
+    if policy is Policy.ABSTAIN:
+        return verified + untested
+    unjudgeable = [item for item in unverifiable if item.verdict.reason is Reason.UNSERIALISABLE]
+    return verified + untested + unjudgeable
 
 
 SpecArg = Spec | Sequence[Spec | None] | None

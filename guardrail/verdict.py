@@ -8,11 +8,15 @@ Statuses (only ``verified`` ever means "ran and passed every test"):
                     raised or exited while loading, it has no entry point, it crashed mid-test;
                     also the sandbox faults that end a job (an unresponsive container);
 * ``timeout``       the candidate ran out of wall-clock time;
-* ``unverifiable``  nothing could decide: no tests, non-Python text, a value that cannot cross
-                    the sandbox boundary as plain data.
+* ``unverifiable``  nothing could decide: no tests, non-Python text (nothing ran), or tests ran
+                    but a value could not cross the sandbox boundary as plain data (reason
+                    ``unserialisable``: any candidate can choose this by returning a custom
+                    object, so the policy ranks it after candidates that had no tests at all).
 
 `reason` gives the precise cause in a stable machine-readable word. Per-test outcomes use the
-ExecRetrieval release's words: ``pass``, ``FAIL``, ``TIMEOUT``, ``ERROR:<type>``.
+ExecRetrieval release's words: ``pass``, ``FAIL``, ``TIMEOUT``, ``ERROR:<type>``. An outcome
+word is never evidence of a fault: ``TestOutcome.fault`` is, and only the judge's own code sets it.
+
 
 Much of a verdict's text comes from the candidate (its exception's type name and message, its
 output). Validators store every string as `guardrail.safetext.clean` text (controls, bidi
@@ -85,6 +89,11 @@ class TestOutcome(BaseModel):
     test: str
     outcome: str = Field(description="pass, FAIL, TIMEOUT or ERROR:<type>")
     detail: str = ""
+    fault: Reason | None = Field(
+        default=None,
+        description="why the judge could not judge this test (timeout, candidate_exited,"
+        " protocol_violation, unserialisable); set only by the judge, never from a name",
+    )
 
     @field_validator("test")
     @classmethod

@@ -96,7 +96,9 @@ def test_sandbox_check_proves_the_hardening(docker_sandbox: object) -> None:
     report = json.loads(result.stdout)
     assert report["image_id"].startswith("sha256:")
     names = {check["name"]: check["ok"] for check in report["checks"]}
-    assert len(names) == 26 and all(names.values()), names
+    assert len(names) == 35 and all(names.values()), names
+    assert names["no POSIX message queues (RLIMIT_MSGQUEUE 0)"]
+    assert names["no file left in /tmp by an earlier job"]
 
 
 def test_sandbox_check_without_an_engine_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,10 +23,17 @@ HOSTILE = sorted((SNIPPETS / "hostile").glob("*.py"))
 SPEC = Spec.from_tests(
     ["assert square(3) == 9", "assert square(7919) == 62710561", "assert square(-2) == 4"]
 )
-GOOD = "def square(x):\n    return x * x\n"
+# The normal candidate run after each attack is long (over 512 bytes) and carries a marker, so the
+# next attack could find it in memory if any process that forks candidates had ever held it.
+GOOD = (SNIPPETS / "cross_job" / "neighbour_code_victim.py").read_text()
 PROBE = Job(
     (SNIPPETS / "probes" / "no_strangers.py").read_text(),
-    Spec.from_tests(["assert leftovers() == {'processes': 0, 'files': [], 'ipc': 0}"]),
+    Spec.from_tests(
+        [
+            "assert leftovers() == {'processes': 0, 'files': [], 'ipc': 0, 'mqueues': [],"
+            " 'abstract_sockets': []}"
+        ]
+    ),
 )
 
 # The verdict each attack must get: never verified, and each failure mode its own explicit status.
@@ -45,7 +52,20 @@ EXPECTED = {
     "forged_greeting": (Status.FAILED, Reason.TESTS_FAILED),
     "undeletable_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
     "sysv_ipc_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
+    "posix_mqueue_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
+    "abstract_socket_daemon": (Status.FAILED, Reason.TESTS_FAILED),
+    "deep_directory_leftover": (Status.FAILED, Reason.TESTS_FAILED),
+    "wide_directory_leftover": (Status.FAILED, Reason.TESTS_FAILED),
+    # Exceptions named like the judge's faults are the candidate's own failures, nothing else.
+    "raise_named_unserialisable": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_named_candidate_exited": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_named_protocol_violation": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_named_timeout": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_named_fault": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_hostile_exception_name": (Status.FAILED, Reason.TESTS_FAILED),
 }
+
+SLOW_UNDER_LOAD = {"memory_bomb"}
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +77,7 @@ def hostile_run() -> dict[str, tuple[Verdict, Verdict, Verdict]]:
             jobs += [Job(path.read_text(), SPEC), Job(GOOD, SPEC), PROBE]
         verdicts = sandbox.run(jobs)
         assert sandbox.stats.containers_started == 1, "the pool must survive every attack"
+        assert sandbox.stats.faults == 0, "cleanup after every attack must keep the container"
     return {
         path.stem: (verdicts[3 * i], verdicts[3 * i + 1], verdicts[3 * i + 2])
         for i, path in enumerate(HOSTILE)
@@ -76,7 +97,10 @@ def test_hostile_candidate_is_never_verified_and_the_pool_stays_healthy(
     attack, after, probe = hostile_run[name]
     assert attack.status is not Status.VERIFIED, attack
     if name in EXPECTED:
-        assert (attack.status, attack.reason) == EXPECTED[name], attack
+        got = (attack.status, attack.reason)
+        # Allocating 512 MB three times can outlast the time limit on a loaded machine.
+        if not (name in SLOW_UNDER_LOAD and got == (Status.TIMEOUT, Reason.TIMEOUT)):
+            assert got == EXPECTED[name], attack
     assert after.status is Status.VERIFIED, f"a normal candidate after {name}: {after}"
     assert probe.status is Status.VERIFIED, f"leftovers after {name}: {probe.tests}"
 
@@ -89,6 +113,31 @@ def test_host_environment_is_invisible(
     assert "('PATH', " in attack.stdout
     for variable in ("HOSTNAME", "GUARDRAIL", "DOCKER", "USER", "SHELL"):
         assert variable not in attack.stdout
+
+
+def test_candidate_exception_names_are_words_not_faults(
+    hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
+) -> None:
+    attack, _, _ = hostile_run["raise_named_unserialisable"]
+    assert attack.outcomes == ["ERROR:Unserialisable"] * 3
+    assert all(test.fault is None for test in attack.tests)
+    forged, _, _ = hostile_run["raise_hostile_exception_name"]
+    (outcome,) = set(forged.outcomes)
+    assert outcome.startswith("ERROR:_")
+    assert outcome[len("ERROR:") :].isidentifier()
+    assert len(outcome) <= len("ERROR:") + 100
+
+
+def test_judge_faults_are_flagged_structurally(
+    hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
+) -> None:
+    for name, fault in (
+        ("always_equal", Reason.UNSERIALISABLE),
+        ("infinite_loop", Reason.TIMEOUT),
+        ("os_exit_in_function", Reason.CANDIDATE_EXITED),
+    ):
+        attack, _, _ = hostile_run[name]
+        assert fault in {test.fault for test in attack.tests}, (name, attack.tests)
 
 
 def test_a_forged_alias_is_not_reported(
@@ -131,3 +180,13 @@ def test_an_unresponsive_container_is_replaced_and_its_jobs_replayed() -> None:
         assert sandbox.stats.containers_started == 2
     assert verdicts[0].status is Status.TIMEOUT  # it stops itself: its true verdict
     assert verdicts[1].status is Status.VERIFIED
+
+
+def test_code_larger_than_the_channel_buffer_reaches_its_candidate() -> None:
+    """The supervisor writes the code into the candidate's own channel (never via the zygote);
+    3 MB is far over the socket buffer, so the write waits for the candidate to read it."""
+    big = GOOD + ("# " + "p" * 98 + "\n") * 30_000
+    with DockerSandbox(pool_size=1) as sandbox:
+        verdicts = sandbox.run([Job(big, SPEC), Job(GOOD, SPEC)])
+        assert sandbox.stats.faults == 0
+    assert [v.status for v in verdicts] == [Status.VERIFIED, Status.VERIFIED]

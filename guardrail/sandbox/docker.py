@@ -1,8 +1,9 @@
 """`DockerSandbox`: a pool of long-lived, hardened containers that judge candidates.
 
-The only module that imports ``docker``. Each container runs the runner (``runner.py``, sent on
-stdin at start) as its PID 1 supervisor; the host talks to it through the container's attached
-stdin/stdout with length-prefixed JSON frames, many jobs per round trip. Docker's own exit codes
+The only module that imports ``docker``. Each container runs the runner (the ``runner``
+package, sent as one archive on stdin at start) as its PID 1 supervisor; the host talks to it
+through the container's attached stdin/stdout with length-prefixed JSON frames, many jobs per
+round trip. Docker's own exit codes
 and logs are never read as a verdict.
 
 Containers are recycled after a fault (timeout of the whole container, a crash, a broken frame)
@@ -22,7 +23,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
-import hashlib
 import json
 import os
 import select
@@ -32,7 +32,6 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 from guardrail.errors import (
@@ -42,7 +41,6 @@ from guardrail.errors import (
     InputError,
     SandboxError,
 )
-from guardrail.sandbox import runner
 from guardrail.sandbox.autopsy import cause_of_death, has_python
 from guardrail.sandbox.base import Job, Sandbox
 from guardrail.sandbox.image import default_image
@@ -50,6 +48,8 @@ from guardrail.sandbox.leftovers import EXITED_GRACE_S, LABEL, OWNER_LABEL, remo
 from guardrail.sandbox.limits import SandboxLimits, SandboxStats
 from guardrail.sandbox.pool import ContainerPool
 from guardrail.sandbox.replay import BLAME_AFTER, FaultLedger
+from guardrail.sandbox.runner import framing
+from guardrail.sandbox.shipping import BOOTSTRAP, RUNNER_ARCHIVE, RUNNER_VERSION
 from guardrail.sandbox.uids import RANGES, UID_BASE_LABEL, UID_SPAN_LABEL, live_ranges, uid_span
 from guardrail.verdict import Reason, Status, TestOutcome, Verdict
 
@@ -63,28 +63,10 @@ __all__ = [
     "remove_leftovers",
 ]
 
-RUNNER_SOURCE = Path(runner.__file__).read_bytes()
-RUNNER_VERSION = hashlib.sha256(RUNNER_SOURCE).hexdigest()[:16]
-
-# Reads the runner's source from stdin (exact length, unbuffered so no frame is swallowed) and
-# runs its supervisor. Kept tiny: everything else travels as data.
-_BOOTSTRAP = (
-    "import os\n"
-    "def r(n):\n"
-    " b=b''\n"
-    " while len(b)<n:\n"
-    "  c=os.read(0,n-len(b))\n"
-    "  if not c: raise SystemExit(3)\n"
-    "  b+=c\n"
-    " return b\n"
-    "g={'__name__':'guardrail_runner'}\n"
-    "exec(compile(r(int(r(10))),'guardrail-runner','exec'),g)\n"
-    "g['supervisor_main']()\n"
-)
 _DOCKER_HEADER = struct.Struct(">BxxxI")
 _FRAME_HEADER = 4  # runner frames: 4-byte big-endian length, then JSON
 # A batch frame stays well under the runner's frame limit; one job may not take more than this.
-_BATCH_BYTES = runner.MAX_FRAME // 2
+_BATCH_BYTES = framing.MAX_FRAME // 2
 MAX_JOB_BYTES = 4 << 20
 
 
@@ -123,7 +105,7 @@ class _Container:
             # away the supervisor reads EOF and exits (the dead-man's switch of leftovers.py).
             self.container = client.containers.create(
                 image_id,
-                ["python3", "-I", "-c", _BOOTSTRAP],
+                ["python3", "-I", "-c", BOOTSTRAP],
                 stdin_open=True,
                 network_mode="none",
                 read_only=True,
@@ -164,7 +146,7 @@ class _Container:
             raise failure from None
         sandbox.stats.add(containers_started=1)
         try:
-            self.send_raw(b"%010d" % len(RUNNER_SOURCE) + RUNNER_SOURCE)
+            self.send_raw(b"%010d" % len(RUNNER_ARCHIVE) + RUNNER_ARCHIVE)
             self.send(
                 {
                     "uid_base": self.uid_base,
@@ -188,14 +170,14 @@ class _Container:
             raise _ContainerFault(f"cannot write to the container: {exc}", {}) from None
 
     def send(self, message: object) -> None:
-        self.send_raw(runner.pack_frame(message))
+        self.send_raw(framing.pack_frame(message))
 
     def receive(self, deadline: float) -> Any:
         """The next frame from the supervisor; `_ContainerFault` past ``deadline`` or on EOF."""
         while True:
             if len(self.buffer) >= 4:
                 size = int.from_bytes(self.buffer[:4], "big")
-                if size > runner.MAX_FRAME:
+                if size > framing.MAX_FRAME:
                     raise _ContainerFault("oversized frame from the supervisor", {})
                 if len(self.buffer) >= 4 + size:
                     payload, self.buffer = self.buffer[4 : 4 + size], self.buffer[4 + size :]
@@ -472,7 +454,7 @@ class DockerSandbox(Sandbox):
         if not jobs:
             return []
         self.check_ready()
-        frames = [runner.pack_frame(self.job_message(job)) for job in jobs]
+        frames = [framing.pack_frame(self.job_message(job)) for job in jobs]
         verdicts: dict[int, Verdict] = {
             index: Verdict.unjudged(
                 Status.ERROR,

@@ -21,4 +21,13 @@ def leftovers():
     for kind in ("shm", "sem", "msg"):
         with open(f"/proc/sysvipc/{kind}") as handle:
             ipc += len(handle.readlines()) - 1
-    return {"processes": len(strangers), "files": files, "ipc": ipc}
+    queues = os.listdir("/dev/mqueue") if os.path.isdir("/dev/mqueue") else []
+    with open("/proc/net/unix") as handle:  # abstract sockets live in the network namespace
+        abstract = [line.split()[-1] for line in handle if line.split()[-1].startswith("@")]
+    return {
+        "processes": len(strangers),
+        "files": files,
+        "ipc": ipc,
+        "mqueues": queues,
+        "abstract_sockets": abstract,
+    }
