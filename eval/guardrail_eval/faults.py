@@ -13,7 +13,8 @@ number of times: a sandbox fault on the same sandbox (which has replaced the con
 timeout with a longer wall-clock limit (`PATIENCE` times the limit) on a second sandbox, judged in
 CPU terms: a candidate that used more CPU than the original limit would have timed out on an idle
 machine too, so it gets the busy timeout it would have got there; one that finished within it
-gets its real verdict. What is still a fault after the retries is returned as it is; callers
+gets its real verdict (what an idle machine gives, so a verdict cache may keep both). What is
+still a fault after the retries is returned as it is; callers
 count it (`guardrail_eval.runner.EvalRun.faults`, the pool build's report) and never publish it
 silently.
 """

@@ -28,7 +28,7 @@ from guardrail.sandbox.base import Job
 from guardrail.sandbox.docker import OWNER_LABEL, RUNNER_VERSION, DockerSandbox
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status, Verdict
-from guardrail_eval.build import build_pool, read_build_report, write_built_pool
+from guardrail_eval.build import BuildFault, build_pool, read_build_report, write_built_pool
 from guardrail_eval.faults import SANDBOX_FAULT, STARVED_TIMEOUT, RetryingSandbox
 from guardrail_eval.humaneval import (
     humaneval_cache_dir,
@@ -327,3 +327,18 @@ def test_a_missing_image_fails_with_exit_3_before_any_model_loads(
     assert code == "3", done.stdout + done.stderr
     assert loaded == "-", f"loaded before the image check: {loaded}"
     assert float(took) < 60  # generous: the point is no indexing (10-18 s here) comes first
+
+
+@pytest.mark.docker
+def test_eval_on_a_pool_built_with_faults_exits_4_naming_the_build(
+    gate: Gate, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    pool, report = build_pool(small_tasks(2), gate, seed=0)
+    fault = BuildFault(task_id="planted_01", candidate="mutant", reason=STARVED_TIMEOUT)
+    unclean = report.model_copy(update={"clean": False, "faults": [fault]})
+    monkeypatch.setattr(builtin, "DATA_DIR", write_built_pool(pool, unclean, tmp_path / "pool"))
+    code, output, summary = eval_with(monkeypatch, tmp_path / "out")
+    assert code == 4, output
+    assert summary["faults"]["remaining"] == 0
+    assert "planted_01 (mutant, starved_timeout)" in summary["faults"]["pool_build"]
+    assert "planted_01" in output
