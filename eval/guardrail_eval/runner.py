@@ -302,17 +302,17 @@ def run_eval(
     try:
         runs = [loop.run_system(system, queries) for system, queries in work]
     finally:
-        loop.counting.close()
+        loop.sandbox.close()
     return EvalRun(
         pool=pool,
         settings=settings,
         systems=runs,
-        sandbox=loop.counting.identity,
+        sandbox=loop.sandbox.identity,
         cache=gate.cache.path if gate.cache is not None else "off",
         timings=loop.timings,
         verifications=loop.judge.verdicts_seen,
-        sandbox_runs=loop.counting.jobs,
-        retried=loop.counting.retried,
+        sandbox_runs=loop.sandbox.jobs,
+        retried=loop.sandbox.retried,
     )
 
 
@@ -388,10 +388,10 @@ class _Loop:
         self.specs = specs
         self.settings = specs.settings
         self.report = report
-        self.counting = RetryingSandbox.around(gate.sandbox)
+        self.sandbox = RetryingSandbox.around(gate.sandbox)
         cache = gate.cache if gate.cache is not None else False
-        self.gate = Gate(self.counting, cache=cache, policy=self.settings.policy)
-        self.judge = _Judge(Gate(self.counting, cache=cache), specs)
+        self.gate = Gate(self.sandbox, cache=cache, policy=self.settings.policy)
+        self.judge = _Judge(Gate(self.sandbox, cache=cache), specs)
         self.timings: dict[str, float] = {}
 
     def run_system(self, system: RetrievalSystem, queries: Sequence[Query]) -> SystemRun:
@@ -459,12 +459,12 @@ class _Loop:
             Candidate(code=corpus[item.corpus_id].code, id=item.corpus_id, score=item.score)
             for item in retrieval.ranking[: self.settings.fetch_k]
         ]
-        runs_before = self.counting.jobs
+        runs_before = self.sandbox.jobs
         started = time.perf_counter()
         result = self.gate.gate(candidates, spec)
         latency = time.perf_counter() - started
         hits = sum(1 for item in result.judged if item.verdict.cached)
-        return result, GateCost(latency, self.counting.jobs - runs_before, hits)
+        return result, GateCost(latency, self.sandbox.jobs - runs_before, hits)
 
     @contextmanager
     def _timed(self, key: str) -> Iterator[None]:
