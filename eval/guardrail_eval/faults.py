@@ -10,8 +10,9 @@ A verdict is a *fault* (`fault_reason`) when the machine, not the candidate, dec
 Counting a fault as "did not pass" would change published numbers with the load of the machine.
 `RetryingSandbox` sits between a Gate and its sandbox and re-runs every faulted job a bounded
 number of times: a sandbox fault on the same sandbox (which has replaced the container), a starved
-timeout with a longer wall-clock limit (`PATIENCE` times the limit) on a second sandbox, judged in
-CPU terms: a candidate that used more CPU than the original limit would have timed out on an idle
+timeout with a longer wall-clock limit (`PATIENCE` times the limit, doubled on each further
+attempt: a machine loaded more than that still starves it) on a second sandbox, judged in CPU
+terms: a candidate that used more CPU than the original limit would have timed out on an idle
 machine too, so it gets the busy timeout it would have got there; one that finished within it
 gets its real verdict (what an idle machine gives, so a verdict cache may keep both). What is
 still a fault after the retries is returned as it is; callers
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 RETRIES = 2  # re-runs of a faulted job after its first run
-PATIENCE = 4.0  # a starved timeout is re-run with this multiple of the wall-clock limit
+PATIENCE = 4.0  # a starved timeout's first re-run has this multiple of the limit; then twice that
 SANDBOX_FAULT = "sandbox_fault"
 STARVED_TIMEOUT = "starved_timeout"
 
@@ -56,13 +57,13 @@ def fault_reason(verdict: Verdict) -> str | None:
     return None
 
 
-def patient_factory(sandbox: Sandbox) -> Callable[[], Sandbox] | None:
-    """How to make a copy of ``sandbox`` with a `PATIENCE` times longer limit (None: cannot)."""
+def patient_factory(sandbox: Sandbox) -> Callable[[float], Sandbox] | None:
+    """How to copy ``sandbox`` with a wall-clock limit N times as long (None: it cannot be)."""
     if not isinstance(sandbox, DockerSandbox):
         return None
 
-    def make() -> Sandbox:
-        limits = dataclasses.replace(sandbox.limits, timeout_s=sandbox.limits.timeout_s * PATIENCE)
+    def make(factor: float) -> Sandbox:
+        limits = dataclasses.replace(sandbox.limits, timeout_s=sandbox.limits.timeout_s * factor)
         return DockerSandbox(
             sandbox.image, client=sandbox.client, pool_size=sandbox.pool_size, limits=limits
         )
@@ -86,8 +87,8 @@ class RetryingSandbox(Sandbox):
         inner: the sandbox that runs the jobs; not closed by this one (its owner closes it).
         limit_s: the wall-clock limit of ``inner``, against which CPU time is judged.
         retries: re-runs per faulted job.
-        patient: makes the longer-limit sandbox for starved timeouts, on first need (closed with
-            this one); None re-runs them on ``inner``.
+        patient: ``patient(factor)`` makes a sandbox with ``factor`` times the limit for starved
+            timeouts, on first need (closed with this one); None re-runs them on ``inner``.
 
     Attributes:
         jobs: jobs asked for (first runs only: the sandbox runs a gate would report).
@@ -101,13 +102,13 @@ class RetryingSandbox(Sandbox):
         *,
         limit_s: float,
         retries: int = RETRIES,
-        patient: Callable[[], Sandbox] | None = None,
+        patient: Callable[[float], Sandbox] | None = None,
     ) -> None:
         self.inner = inner
         self.limit_s = limit_s
         self.retries = retries
         self._make_patient = patient
-        self._patient: Sandbox | None = None
+        self._patient: dict[float, Sandbox] = {}
         self._lock = threading.Lock()
         self.jobs = 0
         self.retried = 0
@@ -132,14 +133,15 @@ class RetryingSandbox(Sandbox):
         verdicts = list(self.inner.run(jobs))
         with self._lock:
             self.jobs += len(jobs)
-        for _ in range(self.retries):
+        for attempt in range(self.retries):
             faulted = [i for i, verdict in enumerate(verdicts) if fault_reason(verdict)]
             if not faulted:
                 break
             with self._lock:
                 self.retried += len(faulted)
             starved = [i for i in faulted if fault_reason(verdicts[i]) == STARVED_TIMEOUT]
-            patient = self._patient_sandbox() if starved else None
+            factor = PATIENCE * 2**attempt
+            patient = self._patient_sandbox(factor) if starved else None
             to_inner = [i for i in faulted if patient is None or i not in starved]
             for index, verdict in zip(
                 to_inner, self.inner.run([jobs[i] for i in to_inner]), strict=True
@@ -148,7 +150,7 @@ class RetryingSandbox(Sandbox):
             if patient is not None:
                 again = patient.run([jobs[i] for i in starved])
                 for index, verdict in zip(starved, again, strict=True):
-                    verdicts[index] = self._against_limit(verdicts[index], verdict)
+                    verdicts[index] = self._against_limit(verdicts[index], verdict, factor)
         left = [
             Unsettled(jobs[i], verdict, reason)
             for i, verdict in enumerate(verdicts)
@@ -158,13 +160,13 @@ class RetryingSandbox(Sandbox):
             self.unsettled += left
         return verdicts
 
-    def _patient_sandbox(self) -> Sandbox | None:
+    def _patient_sandbox(self, factor: float) -> Sandbox | None:
         with self._lock:
-            if self._patient is None and self._make_patient is not None:
-                self._patient = self._make_patient()
-            return self._patient
+            if factor not in self._patient and self._make_patient is not None:
+                self._patient[factor] = self._make_patient(factor)
+            return self._patient.get(factor)
 
-    def _against_limit(self, starved: Verdict, patient: Verdict) -> Verdict:
+    def _against_limit(self, starved: Verdict, patient: Verdict, factor: float) -> Verdict:
         """What an idle machine would have said at the original limit, from a longer run."""
         if patient.reason is Reason.SANDBOX_FAULT:
             return starved  # still a fault: the next attempt, or the caller, deals with it
@@ -176,7 +178,7 @@ class RetryingSandbox(Sandbox):
                     "cpu_s": cpu,
                     "duration_s": self.limit_s,
                     "message": f"used {cpu:.1f} s of CPU, more than the {self.limit_s:g} s limit"
-                    f" (re-run with a {self.limit_s * PATIENCE:g} s limit after the machine's"
+                    f" (re-run with a {self.limit_s * factor:g} s limit after the machine's"
                     " load starved it)",
                 }
             )
@@ -186,6 +188,6 @@ class RetryingSandbox(Sandbox):
 
     def close(self) -> None:
         with self._lock:
-            patient, self._patient = self._patient, None
-        if patient is not None:
+            patients, self._patient = list(self._patient.values()), {}
+        for patient in patients:
             patient.close()
