@@ -342,3 +342,18 @@ def test_eval_on_a_pool_built_with_faults_exits_4_naming_the_build(
     assert summary["faults"]["remaining"] == 0
     assert "planted_01 (mutant, starved_timeout)" in summary["faults"]["pool_build"]
     assert "planted_01" in output
+
+
+def test_only_a_pool_recorded_as_clean_is_reused(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("corpus.jsonl", "queries.jsonl"):
+        (data / name).write_text("")
+    assert not is_clean_build(tmp_path)  # no build report: half-written or not ours
+    report = json.loads((builtin.DATA_DIR / "build_report.json").read_text())
+    for clean, reused in ((None, False), (False, False), (True, True)):
+        recorded = {key: value for key, value in report.items() if key != "clean"}
+        if clean is not None:  # None: a report from before provenance was recorded
+            recorded["clean"] = clean
+        (data / "build_report.json").write_text(json.dumps(recorded))
+        assert is_clean_build(tmp_path) is reused, clean
