@@ -5,7 +5,10 @@ built-in pool, dense retrieval with the offline MiniLM, and the Docker gate seei
 ``guardrail eval build-pool`` (re)builds the built-in or the HumanEval pool.
 
 Exit codes: 0 done, 2 bad input (a pool or results file, with file and line; a bad setting),
-3 the sandbox is unavailable.
+3 the sandbox is unavailable (checked first, before any model is loaded or index built),
+4 results incomplete: sandbox faults (a dead container, a timeout of a starved process) were
+still there after the retries; the outputs are written with the faults listed in
+``summary.json`` and ``report.md``, and the error line names the first few.
 """
 
 from __future__ import annotations
@@ -34,12 +37,15 @@ from guardrail.cli.common import console, err_console, fail, reporting_errors
 from guardrail.cli.options import ImageOption, NoCacheOption, TimeoutOption, build_gate
 from guardrail.gate import Policy
 from guardrail.safetext import cell, clean, one_line
+from guardrail_eval.errors import IncompleteError
 from guardrail_eval.selection import BUILTIN, HUMANEVAL, SystemChoice
 
 if TYPE_CHECKING:
     from guardrail_eval.build import BuildReport
     from guardrail_eval.runner import EvalProgress
     from guardrail_eval.summary import Interval, Summary
+
+EXIT_INCOMPLETE = 4
 
 app = typer.Typer(
     name="eval",
@@ -122,11 +128,11 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
     # The eval's modules import numpy, scipy and bm25s: only when the eval really runs, so that
     # every other `guardrail` command starts fast.
     from guardrail_eval.report import write_outputs
-    from guardrail_eval.runner import EvalSettings, parse_visible_tests, run_eval
+    from guardrail_eval.runner import EvalSettings, check_sandbox, parse_visible_tests, run_eval
     from guardrail_eval.selection import build_systems, default_index_dir, open_pool
     from guardrail_eval.summary import summarize
 
-    with reporting_errors():
+    with _reporting_errors():
         settings = EvalSettings(
             fetch_k=fetch_k,
             policy=policy,
@@ -139,6 +145,7 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate,
             _progress() as on_progress,
         ):
+            check_sandbox(gate.sandbox)  # a missing engine or image: exit 3 in a second
             chosen = open_pool(
                 pool,
                 gate,
@@ -153,6 +160,13 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
         if out is not None:
             write_outputs(run, summary, out)
     _print_summary(summary, out)
+    if summary.faults.incomplete:
+        where = " (listed in summary.json and report.md)" if out is not None else ""
+        fail(
+            f"results incomplete: {summary.faults.describe()}{where}",
+            hint=IncompleteError.hint,
+            code=EXIT_INCOMPLETE,
+        )
 
 
 @app.command("build-pool")
@@ -172,8 +186,14 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
     timeout: TimeoutOption = 5.0,
     no_cache: NoCacheOption = False,
 ) -> None:
-    """Build a pool: verify canonicals, mutate them into verified one-line distractors, write."""
-    with reporting_errors():
+    """Build a pool: verify canonicals, mutate them into verified one-line distractors, write.
+
+    A build left with sandbox faults exits 4 naming them: the built-in pool is then not written,
+    a HumanEval pool is written marked ``clean: false`` and rebuilt by the next run.
+    """
+    from guardrail_eval.build import describe_faults
+
+    with _reporting_errors():
         if which not in {BUILTIN, HUMANEVAL}:
             fail(f"unknown pool {which!r}; expected {BUILTIN} or {HUMANEVAL}")
         with (
@@ -210,6 +230,22 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
     for task in report.excluded:
         excluded = clean(f"excluded {task.task_id}: {task.reason}")
         console.print(Text(excluded, "dim"), highlight=False)
+    if not report.clean:
+        fail(
+            f"pool not clean, it will be rebuilt: {describe_faults(report)}",
+            hint=IncompleteError.hint,
+            code=EXIT_INCOMPLETE,
+        )
+
+
+@contextmanager
+def _reporting_errors() -> Iterator[None]:
+    """`reporting_errors`, with `IncompleteError` mapped to its own exit code (4)."""
+    with reporting_errors():
+        try:
+            yield
+        except IncompleteError as error:
+            fail(str(error), hint=error.hint, code=EXIT_INCOMPLETE)
 
 
 @contextmanager

@@ -250,6 +250,9 @@ def _document(summary: Summary, *, figures: bool) -> list[_Block]:
     pool, settings = summary.pool, summary.settings
     blocks: list[_Block] = [_Heading(1, f"guardrail eval: {pool.name}")]
     blocks += [_Paragraph(headline.text, strong=True) for headline in summary.headlines]
+    faults = summary.faults
+    if faults.incomplete:
+        blocks.append(_Paragraph(f"Results incomplete: {faults.describe()}.", strong=True))
     blocks.append(
         _Paragraph(
             f"Pool {pool.name} ({pool.source or 'built in code'}): {pool.n_queries} queries,"
@@ -364,7 +367,9 @@ def _method_blocks(summary: Summary) -> list[_Block]:
         _Paragraph(f"Optional pool files: {optional}."),
         _Paragraph(
             f"Sandbox {summary.sandbox}; verdict cache {summary.cache};"
-            f" {summary.verifications} verifications, {summary.sandbox_runs} sandbox runs."
+            f" {summary.verifications} verifications, {summary.sandbox_runs} sandbox runs;"
+            f" {summary.faults.retried} re-run after a sandbox fault or starved timeout,"
+            f" {summary.faults.remaining} still faults (listed in summary.json)."
         ),
         _Paragraph(f"Timings (s): {timings}."),
     ]
