@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from guardrail.errors import InputError
 from guardrail.gate import Gate
-from guardrail.sandbox.docker import RUNNER_VERSION
+from guardrail.sandbox.shipping import RUNNER_VERSION
 from guardrail.verdict import Verdict
 from guardrail_eval.errors import EvalError, IncompleteError
 from guardrail_eval.faults import RETRIES, RetryingSandbox, fault_reason

@@ -25,7 +25,8 @@ import guardrail_eval.pools.builtin as builtin
 from guardrail.cli.app import app
 from guardrail.gate import Gate
 from guardrail.sandbox.base import Job
-from guardrail.sandbox.docker import OWNER_LABEL, RUNNER_VERSION, DockerSandbox
+from guardrail.sandbox.docker import OWNER_LABEL, DockerSandbox
+from guardrail.sandbox.shipping import RUNNER_VERSION
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status, Verdict
 from guardrail_eval.build import BuildFault, build_pool, read_build_report, write_built_pool
