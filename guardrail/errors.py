@@ -11,7 +11,8 @@ code and a one-line hint::
     ├── UnavailableError           a backend does not answer (exit code 3)
     │   └── SandboxError           the execution sandbox cannot judge anything
     │       ├── EngineUnavailableError  no Docker engine answers
-    │       └── ImageNotFoundError      the sandbox image is not built / not present
+    │       ├── ImageNotFoundError      the sandbox image is not built / not present
+    │       └── RuntimeNotFoundError    the engine lacks the container runtime asked for (runsc)
     ├── CodeIndexError             (guardrail.index) Chroma refused or failed an operation
     │   └── ChromaUnavailableError no Chroma server answers (also an UnavailableError)
     └── EmbeddingModelError        (guardrail.index) a model that cannot be loaded offline
@@ -68,3 +69,12 @@ class ImageNotFoundError(SandboxError):
     """The sandbox image is missing from the engine."""
 
     hint = "build it with `guardrail sandbox build` (or `scripts/docker-up`), or pass --image NAME"
+
+
+class RuntimeNotFoundError(SandboxError):
+    """The engine has no container runtime of the name asked for (``--runtime``)."""
+
+    hint = (
+        "register gVisor with `GUARDRAIL_RUNTIMES=runsc scripts/docker-up` (as root), or pass"
+        " --runtime with one of the engine's runtimes"
+    )

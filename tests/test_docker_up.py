@@ -14,6 +14,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -44,10 +45,17 @@ class Engine:
             "GUARDRAIL_DOCKERD_PIDFILE": str(self.pidfile),
         }
 
-    def docker(self, *args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    def docker(
+        self, *args: str, stdin: IO[bytes] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            ["docker", *args], env=self.env, capture_output=True, text=True, check=False, **kwargs
-        )  # type: ignore[call-overload, no-any-return]
+            ["docker", *args],
+            env=self.env,
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
 
     def runtimes(self) -> dict[str, object]:
         out = self.docker("info", "--format", "{{json .Runtimes}}").stdout

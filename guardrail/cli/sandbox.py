@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from guardrail.cli.common import EXIT_UNAVAILABLE, console, reporting_errors
-from guardrail.cli.options import ImageOption
+from guardrail.cli.options import ImageOption, RuntimeOption
 from guardrail.errors import ImageNotFoundError
 from guardrail.sandbox.docker import DockerSandbox
 
@@ -48,17 +48,18 @@ def _image_present(sandbox: DockerSandbox) -> bool:
 @app.command()
 def check(
     image: ImageOption = None,
+    runtime: RuntimeOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Report the engine and image, and prove the hardening holds with probes in a container."""
     from guardrail.sandbox.doctor import check_sandbox
 
-    with reporting_errors(), DockerSandbox(image, pool_size=1) as sandbox:
+    with reporting_errors(), DockerSandbox(image, pool_size=1, runtime=runtime) as sandbox:
         report = check_sandbox(sandbox)
     if as_json:
         typer.echo(json.dumps(report.model_dump(mode="json"), indent=2))
     else:
-        console.print(f"engine: Docker {report.engine}")
+        console.print(f"engine: Docker {report.engine}, runtime {report.runtime}")
         console.print(f"image:  {report.image} ({report.image_id[:19]})")
         table = Table("hardening property", "holds", "detail")
         for item in report.checks:

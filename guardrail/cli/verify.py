@@ -11,7 +11,13 @@ from rich.table import Table
 
 from guardrail.candidates import SourcedCode, read_candidates
 from guardrail.cli.common import EXIT_NONE_VERIFIED, console, reporting_errors
-from guardrail.cli.options import ImageOption, NoCacheOption, TimeoutOption, build_gate
+from guardrail.cli.options import (
+    ImageOption,
+    NoCacheOption,
+    RuntimeOption,
+    TimeoutOption,
+    build_gate,
+)
 from guardrail.spec import Spec
 from guardrail.verdict import Status, Verdict
 
@@ -41,6 +47,7 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON array.")] = False,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
+    runtime: RuntimeOption = None,
     no_cache: NoCacheOption = False,
 ) -> None:
     """Verify code against tests in the Docker sandbox.
@@ -51,7 +58,7 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     with reporting_errors():
         spec = Spec.from_file(tests, entry_point)
         candidates = read_candidates(files)
-        with build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate:
+        with build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate:
             verdicts = gate.verify([c.code for c in candidates], spec)
     if as_json:
         rows = [_json_row(c, v) for c, v in zip(candidates, verdicts, strict=True)]

@@ -3,6 +3,9 @@
 The probe is an ordinary candidate run through the real pipeline; each hardening property is one
 test statement, so the verdict's per-test outcomes are the doctor's findings. The container's own
 configuration is read back from the engine as a second, independent look.
+
+Under gVisor (runsc) a few probes look at what its kernel shows differently; their expectations
+are runtime-aware and never weaker: each still proves the property it is named after.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from guardrail.spec import Spec
 __all__ = ["Check", "DoctorReport", "check_sandbox"]
 
 PROBE = """
+import ctypes
 import os
 import resource
 import socket
@@ -50,13 +54,17 @@ def _writable(path):
         return False
 
 
-def _readable(path):
+def _read(path):
     try:
         with open(path, "rb") as handle:
-            handle.read(1)
-        return True
+            return handle.read()
     except OSError:
-        return False
+        return None
+
+
+def _no_new_privs():
+    # The kernel's own answer: gVisor's /proc/self/status has no NoNewPrivs line.
+    return ctypes.CDLL(None, use_errno=True).prctl(39, 0, 0, 0, 0)  # PR_GET_NO_NEW_PRIVS
 
 
 def _tmp_executes():
@@ -81,15 +89,17 @@ def probe():
         "root_writable": _writable("/guardrail-probe"),
         "tmp_writable": _writable("/tmp/guardrail-probe"),
         "cap_eff": int(_status_field("CapEff"), 16),
-        "no_new_privs": int(_status_field("NoNewPrivs")),
+        "no_new_privs": _no_new_privs(),
         "memory_limit": resource.getrlimit(resource.RLIMIT_AS)[0],
         "process_limit": resource.getrlimit(resource.RLIMIT_NPROC)[0],
         "file_size_limit": resource.getrlimit(resource.RLIMIT_FSIZE)[0],
         "cpu_limit": resource.getrlimit(resource.RLIMIT_CPU)[0],
         "tmp_executes": _tmp_executes(),
         "dev_shm": os.path.exists("/dev/shm"),
+        "dev_shm_mount": os.path.ismount("/dev/shm"),
+        "dev_shm_writable": os.access("/dev/shm", os.W_OK),
         "env": sorted(os.environ),
-        "pid1_environ_readable": _readable("/proc/1/environ"),
+        "pid1_environ": _read("/proc/1/environ"),
     }
 """
 
@@ -107,7 +117,18 @@ PROPERTIES = {
     "nothing executes from /tmp (noexec)": "assert probe()['tmp_executes'] is False",
     "no shared /dev/shm (private IPC)": "assert probe()['dev_shm'] is False",
     "no host environment": "assert set(probe()['env']) <= {'PATH', 'HOME', 'TMPDIR', 'LANG'}",
-    "supervisor's environment closed": "assert probe()['pid1_environ_readable'] is False",
+    "supervisor's environment closed": "assert probe()['pid1_environ'] is None",
+}
+# gVisor keeps an empty, root-owned /dev/shm directory in its own /dev even with a private IPC
+# namespace: no mount, nothing a job can write, so nothing to share. And it lets any uid read
+# /proc/1/environ: then that environment must be empty, which leaves just as little to read.
+GVISOR_PROPERTIES = {
+    **PROPERTIES,
+    "no shared /dev/shm (private IPC)": (
+        "assert not probe()['dev_shm'] or not (probe()['dev_shm_mount']"
+        " or probe()['dev_shm_writable'])"
+    ),
+    "supervisor's environment closed": "assert probe()['pid1_environ'] in (None, b'')",
 }
 
 
@@ -119,6 +140,7 @@ class Check(BaseModel):
 
 class DoctorReport(BaseModel):
     engine: str
+    runtime: str
     image: str
     image_id: str
     checks: list[Check]
@@ -132,22 +154,30 @@ def check_sandbox(sandbox: DockerSandbox) -> DoctorReport:
     """Engine, image, and every hardening property; raises `SandboxError` if none can run."""
     version = str(sandbox.client.version().get("Version", "?"))
     image_id = sandbox.image_id
-    spec = Spec.build(tuple(PROPERTIES.values()), "probe")
+    properties = GVISOR_PROPERTIES if sandbox.gvisor else PROPERTIES
+    spec = Spec.build(tuple(properties.values()), "probe")
     (verdict,) = sandbox.run([Job(PROBE, spec)])
     if not verdict.tests:
         raise SandboxError(f"the hardening probe could not run: {verdict.message}")
     checks = [
         Check(name=name, ok=outcome.passed, detail="" if outcome.passed else outcome.outcome)
-        for name, outcome in zip(PROPERTIES, verdict.tests, strict=True)
+        for name, outcome in zip(properties, verdict.tests, strict=True)
     ]
-    checks.extend(_container_checks(sandbox.inspect_live_container()))
-    return DoctorReport(engine=version, image=sandbox.image, image_id=image_id, checks=checks)
+    checks.extend(_container_checks(sandbox.inspect_live_container(), sandbox.runtime_name))
+    return DoctorReport(
+        engine=version,
+        runtime=sandbox.runtime_name,
+        image=sandbox.image,
+        image_id=image_id,
+        checks=checks,
+    )
 
 
-def _container_checks(attrs: dict[str, Any]) -> list[Check]:
+def _container_checks(attrs: dict[str, Any], runtime: str) -> list[Check]:
     host = attrs.get("HostConfig", {})
     caps = set(host.get("CapAdd") or [])
     expected = [
+        (f"container: runtime {runtime}", host.get("Runtime") == runtime),
         ("container: network mode none", host.get("NetworkMode") == "none"),
         ("container: read-only rootfs", host.get("ReadonlyRootfs") is True),
         ("container: all capabilities dropped", "ALL" in (host.get("CapDrop") or [])),
