@@ -78,3 +78,19 @@ def test_verify_with_an_unknown_runtime_exits_3_naming_the_runtimes(
     assert result.exit_code == 3, result.output
     assert "no runtime 'no-such-runtime'; it has: " in result.stderr
     assert "GUARDRAIL_RUNTIMES=runsc scripts/docker-up" in result.stderr
+
+
+@pytest.mark.docker
+def test_a_fork_bomb_is_stopped_inside_the_container_and_the_sandbox_survives(
+    sandbox_runtime: str,
+) -> None:
+    """Under gVisor the engine's pids limit counts its host tasks (about five per process):
+    at the plain limit this fork bomb, held to RLIMIT_NPROC inside, crashed the sandbox kernel."""
+    bomb = (Path(__file__).parent / "snippets" / "hostile" / "fork_bomb.py").read_text()
+    with DockerSandbox(pool_size=1, timeout_s=1.0, runtime=sandbox_runtime) as sandbox:
+        sandbox.grace_s = 60.0  # cleaning up after it is slow under gVisor (see test_hostile)
+        verdicts = sandbox.run([Job(bomb, SPEC), Job("def square(x):\n    return x * x\n", SPEC)])
+        pids_limit = sandbox.inspect_live_container()["HostConfig"]["PidsLimit"]
+        assert sandbox.stats.containers_started == 1, verdicts
+    assert [v.status for v in verdicts] == [Status.TIMEOUT, Status.VERIFIED]
+    assert pids_limit == sandbox.host_pids_limit() >= sandbox.limits.container_pids
