@@ -19,8 +19,8 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from guardrail.cache import VerdictCache
+from guardrail.precheck import precheck_verdict
 from guardrail.sandbox.base import Job, Sandbox
-from guardrail.sandbox.runner import precheck
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status, Verdict
 
@@ -209,14 +209,9 @@ def _specs_for(codes: Sequence[str], spec: SpecArg) -> list[Spec | None]:
 
 
 def _judge_without_running(code: str, spec: Spec | None) -> Verdict | None:
-    """Verdicts that need no sandbox: no tests, or code that is not (valid) Python."""
+    """Verdicts that need no sandbox: no tests, or code too large or not (valid) Python."""
     if spec is None or not spec.tests:
         return Verdict.unjudged(
             Status.UNVERIFIABLE, Reason.NO_TESTS, "no tests to verify this candidate against"
         )
-    problem = precheck(code)
-    if problem is None:
-        return None
-    reason, message = problem
-    status = Status.UNVERIFIABLE if reason == Reason.NOT_PYTHON.value else Status.ERROR
-    return Verdict.unjudged(status, Reason(reason), message)
+    return precheck_verdict(code)

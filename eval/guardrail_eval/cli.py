@@ -28,6 +28,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from guardrail.cli.common import console, err_console, fail, reporting_errors
 from guardrail.cli.options import (
@@ -38,6 +39,7 @@ from guardrail.cli.options import (
     build_gate,
 )
 from guardrail.gate import Policy
+from guardrail.safetext import cell, clean, one_line
 from guardrail_eval.selection import BUILTIN, HUMANEVAL, SystemChoice
 
 if TYPE_CHECKING:
@@ -107,7 +109,8 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
     runtime: RuntimeOption = None,
     no_cache: NoCacheOption = False,
     seed: Annotated[
-        int, typer.Option(help="Seed of the HumanEval pool's mutations and of BM25 tie-breaks.")
+        int,
+        typer.Option(min=0, help="Seed of the HumanEval pool's mutations and of BM25 tie-breaks."),
     ] = 0,
     index_dir: Annotated[
         Path | None,
@@ -171,7 +174,7 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
             " the HumanEval pool cache)."
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the mutation builder.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the mutation builder.")] = 0,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
     runtime: RuntimeOption = None,
@@ -202,14 +205,19 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
                 target = out or humaneval_cache_dir(seed, pool_cache_root())
                 pool, report = build_humaneval_pool(gate, target, seed, on_task=on_task)
     console.print(
-        f"Built pool [bold]{pool.name}[/]: {len(pool.queries)} queries, {len(pool.corpus)}"
-        f" snippets in {target / 'data'} ({report.duration_s:.1f} s,"
-        f" {report.mutation.sandbox_runs} sandbox runs).",
+        Text.assemble(
+            "Built pool ",
+            (one_line(pool.name), "bold"),
+            f": {len(pool.queries)} queries, {len(pool.corpus)}"
+            f" snippets in {one_line(str(target / 'data'))} ({report.duration_s:.1f} s,"
+            f" {report.mutation.sandbox_runs} sandbox runs).",
+        ),
         highlight=False,
     )
     console.print(_mutation_table(report))
     for task in report.excluded:
-        console.print(f"[dim]excluded {task.task_id}: {task.reason}[/]", highlight=False)
+        excluded = clean(f"excluded {task.task_id}: {task.reason}")
+        console.print(Text(excluded, "dim"), highlight=False)
 
 
 @contextmanager
@@ -238,10 +246,13 @@ def _progress() -> Iterator[EvalProgress]:
 
 def _print_summary(summary: Summary, out: Path | None) -> None:
     for headline in summary.headlines:
-        console.print(headline.text, style="bold", markup=False, highlight=False, soft_wrap=True)
+        console.print(Text(clean(headline.text), "bold"), highlight=False, soft_wrap=True)
+    # Pool and arm names come from folder and file names: cells are plain text, never markup.
     table = Table(
-        title=f"pool {summary.pool.name}: {summary.pool.n_queries} queries,"
-        f" {summary.pool.n_corpus} snippets",
+        title=Text(
+            f"pool {one_line(summary.pool.name)}: {summary.pool.n_queries} queries,"
+            f" {summary.pool.n_corpus} snippets"
+        ),
         caption=escape("[95% bootstrap interval]; p: McNemar exact p, acted on buggy, vs ungated"),
         box=box.SIMPLE_HEAD,
     )
@@ -251,7 +262,7 @@ def _print_summary(summary: Summary, out: Path | None) -> None:
     for arm in summary.arms:
         comparison, cost = arm.vs_ungated, arm.gate_cost
         table.add_row(
-            arm.name,
+            cell(arm.name),
             _cell(arm.metrics["exec@1"], arm.intervals["exec@1"]),
             _cell(arm.agent.buggy, arm.intervals["agent_buggy"], percent=True),
             f"{arm.agent.nothing:.1%}",
@@ -261,7 +272,7 @@ def _print_summary(summary: Summary, out: Path | None) -> None:
     console.print(table)
     if out is not None:
         written = "results/, summary.json, report.md, report.html"
-        console.print(f"Wrote {written} to {out}", highlight=False)
+        console.print(Text(f"Wrote {written} to {one_line(str(out))}"), highlight=False)
 
 
 def _cell(value: float, interval: Interval, *, percent: bool = False) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from guardrail.cli.common import EXIT_NONE_VERIFIED, console, fail, reporting_errors
 from guardrail.cli.index import (
@@ -24,8 +24,9 @@ from guardrail.cli.options import (
     TimeoutOption,
     build_gate,
 )
-from guardrail.cli.verify import STATUS_STYLE
+from guardrail.cli.verify import status_cell, why_cell
 from guardrail.gate import GatedCandidate, GateResult, Policy
+from guardrail.safetext import cell, dumps_json, one_line
 from guardrail.sources import resolve
 from guardrail.spec import Spec
 
@@ -114,7 +115,7 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
             "results": [_row(item, resolved, rank) for rank, item in enumerate(handed, 1)],
             "dropped": [_row(item, resolved, None) for item in dropped],
         }
-        typer.echo(json.dumps(payload, indent=2))
+        typer.echo(dumps_json(payload, ascii_only=True))
     else:
         console.print(_table(query, result, handed, dropped, resolved))
     if not handed:
@@ -142,7 +143,9 @@ def _table(
     dropped: list[GatedCandidate],
     resolved: list[ResolvedSpec],
 ) -> Table:
-    table = Table(title=f"guardrail search: {query}", caption=_caption(result, handed))
+    table = Table(
+        title=Text("guardrail search: " + one_line(query)), caption=_caption(result, handed)
+    )
     for column in ("#", "status", "snippet", "where", "score", "tests", "why not verified"):
         table.add_column(column, overflow="fold")
     rows = [(str(rank), item) for rank, item in enumerate(handed, 1)]
@@ -150,17 +153,15 @@ def _table(
     for label, item in rows:
         verdict, metadata = item.verdict, item.candidate.metadata
         passed = sum(t.passed for t in verdict.tests)
-        failing = next((t for t in verdict.tests if not t.passed), None)
         source = resolved[item.retrieval_rank].source
-        why = f"{failing.outcome}: {failing.test}" if failing else verdict.message
         table.add_row(
             label,
-            f"[{STATUS_STYLE[verdict.status]}]{verdict.status.value}[/]",
-            str(metadata.get("qualified_name") or item.candidate.id),
-            _where(metadata),
+            status_cell(verdict),
+            cell(str(metadata.get("qualified_name") or item.candidate.id)),
+            cell(_where(metadata)),
             f"{item.candidate.score:.3f}" if item.candidate.score is not None else "-",
             f"{passed}/{len(verdict.tests)} {source.value}" if verdict.tests else "-",
-            "" if verdict.verified else why,
+            "" if verdict.verified else why_cell(verdict),
             style="dim" if label == "dropped" else None,
         )
     return table
