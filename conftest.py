@@ -2,6 +2,9 @@
 
 Tests that need Docker use the ``docker_sandbox`` or ``gate`` fixtures. When no engine or image is
 available they fail loudly under CI (``CI`` set); on a developer laptop they skip with the reason.
+Tests that must hold under every isolation layer (the hostile suite, ``sandbox check``) take
+``sandbox_runtime`` instead: they run once under runc and once under gVisor's runsc, and a runtime
+the engine lacks fails or skips the same way.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ import pytest
 
 from guardrail.cache import VerdictCache
 from guardrail.gate import Gate
+
+# Every container runtime the sandbox is proven under; scripts/docker-up registers runsc.
+RUNTIMES = ("runc", "runsc")
 
 
 def _unavailable(reason: str) -> None:
@@ -39,6 +45,21 @@ def docker_sandbox() -> Iterator[object]:
         _unavailable(str(exc))
     yield sandbox
     sandbox.close()
+
+
+@pytest.fixture(scope="session", params=RUNTIMES)
+def sandbox_runtime(request: pytest.FixtureRequest) -> str:
+    """The name of a container runtime the engine has and the sandbox starts under; one per run."""
+    from guardrail.errors import SandboxError
+    from guardrail.sandbox.docker import DockerSandbox
+
+    runtime = str(request.param)
+    try:
+        with DockerSandbox(pool_size=1, runtime=runtime) as sandbox:
+            sandbox.check_ready()
+    except SandboxError as exc:
+        _unavailable(f"{exc} ({exc.hint})" if exc.hint else str(exc))
+    return runtime
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ code and a one-line hint::
     │   └── SandboxError           the execution sandbox cannot judge anything
     │       ├── EngineUnavailableError  no Docker engine answers
     │       ├── ImageNotFoundError      the sandbox image is not built / not present
-    │       └── ImageUnusableError      the image has no python3 on PATH
+    │       ├── ImageUnusableError      the image has no python3 on PATH
+    │       └── RuntimeNotFoundError    the engine lacks the container runtime asked for (runsc)
     ├── CodeIndexError             (guardrail.index) Chroma refused or failed an operation
     │   └── ChromaUnavailableError no Chroma server answers (also an UnavailableError)
     └── EmbeddingModelError        (guardrail.index) a model that cannot be loaded offline
@@ -80,6 +81,15 @@ class ImageUnusableError(SandboxError):
     hint = (
         "use the guardrail image (`guardrail sandbox build`, or `scripts/docker-up`), or any image"
         " with python3 (3.10+) on PATH via --image NAME"
+    )
+
+
+class RuntimeNotFoundError(SandboxError):
+    """The engine has no container runtime of the name asked for (``--runtime``)."""
+
+    hint = (
+        "register gVisor with `GUARDRAIL_RUNTIMES=runsc scripts/docker-up` (as root), or pass"
+        " --runtime with one of the engine's runtimes"
     )
 
 

@@ -89,16 +89,30 @@ def test_verify_missing_file(tmp_path: Path) -> None:
     assert "nope.py: no such file" in result.stderr
 
 
+# What gVisor's kernel does not close yet, each with the runner change that would (see
+# GVISOR_PROPERTIES in guardrail/sandbox/doctor.py): any uid may read /proc/1/environ, so the
+# supervisor must re-exec itself with an empty environment. Strict: once it holds, this fails.
+KNOWN_GAPS = {"runc": set(), "runsc": {"supervisor's environment closed"}}
+
+
 @pytest.mark.docker
-def test_sandbox_check_proves_the_hardening(docker_sandbox: object) -> None:
-    result = runner.invoke(app, ["sandbox", "check", "--json"])
-    assert result.exit_code == 0, result.output
+def test_sandbox_check_proves_the_hardening(sandbox_runtime: str) -> None:
+    result = runner.invoke(app, ["sandbox", "check", "--json", "--runtime", sandbox_runtime])
     report = json.loads(result.stdout)
     assert report["image_id"].startswith("sha256:")
+    assert report["runtime"] == sandbox_runtime
     names = {check["name"]: check["ok"] for check in report["checks"]}
-    assert len(names) == 35 and all(names.values()), names
-    assert names["no POSIX message queues (RLIMIT_MSGQUEUE 0)"]
-    assert names["no file left in /tmp by an earlier job"]
+    assert len(names) == 36 and names[f"container: runtime {sandbox_runtime}"], names
+    assert {name for name, ok in names.items() if not ok} == KNOWN_GAPS[sandbox_runtime]
+    assert result.exit_code == (3 if KNOWN_GAPS[sandbox_runtime] else 0), result.output
+
+
+@pytest.mark.docker
+def test_sandbox_check_names_the_runtimes_the_engine_has(docker_sandbox: object) -> None:
+    result = runner.invoke(app, ["sandbox", "check", "--runtime", "no-such-runtime"])
+    assert result.exit_code == 3
+    assert "the Docker engine has no runtime 'no-such-runtime'; it has:" in result.stderr
+    assert "runc" in result.stderr.partition("it has:")[2]
 
 
 def test_sandbox_check_without_an_engine_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,7 @@
 Each file in snippets/hostile/ returns the right answer only if its attack worked, so a verdict
 of ``verified`` would mean the sandbox was beaten. All of them run in ONE batch on ONE container,
 each followed by a normal candidate (must verify) and a probe for leftovers (must find none).
+Every sandbox test here runs under each container runtime (runc, and gVisor's runsc).
 """
 
 from __future__ import annotations
@@ -64,24 +65,41 @@ EXPECTED = {
     "raise_named_fault": (Status.FAILED, Reason.TESTS_FAILED),
     "raise_hostile_exception_name": (Status.FAILED, Reason.TESTS_FAILED),
 }
+# Attacks the runner does not yet stop under a runtime, and why. Each runs alone on a container
+# of its own (so the shared batch keeps proving the rest) as a strict xfail: when the runner
+# closes the gap the test passes, fails for it, and the entry must go.
+KNOWN_GAPS = {
+    "runsc": {
+        "sysv_ipc_leftovers": "gVisor has no /proc/sysvipc, so the runner finds and removes no"
+        " System V object: they outlive the job",
+        "fork_bomb": "killing a fork bomb under gVisor's ptrace platform takes the runner ~15 s,"
+        " past the host's deadline: the container is killed as unresponsive (sandbox_fault)",
+    },
+}
 
 SLOW_UNDER_LOAD = {"memory_bomb"}
 
 
-@pytest.fixture(scope="module")
-def hostile_run() -> dict[str, tuple[Verdict, Verdict, Verdict]]:
-    with DockerSandbox(pool_size=1, timeout_s=2.0) as sandbox:
+def _run(runtime: str, paths: list[Path]) -> dict[str, tuple[Verdict, Verdict, Verdict]]:
+    """Every attack in ``paths``, each followed by a normal candidate and a leftover probe."""
+    with DockerSandbox(pool_size=1, timeout_s=2.0, runtime=runtime) as sandbox:
         sandbox.check_ready()
         jobs = []
-        for path in HOSTILE:
+        for path in paths:
             jobs += [Job(path.read_text(), SPEC), Job(GOOD, SPEC), PROBE]
         verdicts = sandbox.run(jobs)
         assert sandbox.stats.containers_started == 1, "the pool must survive every attack"
         assert sandbox.stats.faults == 0, "cleanup after every attack must keep the container"
     return {
         path.stem: (verdicts[3 * i], verdicts[3 * i + 1], verdicts[3 * i + 2])
-        for i, path in enumerate(HOSTILE)
+        for i, path in enumerate(paths)
     }
+
+
+@pytest.fixture(scope="module")
+def hostile_run(sandbox_runtime: str) -> dict[str, tuple[Verdict, Verdict, Verdict]]:
+    gaps = KNOWN_GAPS.get(sandbox_runtime, {})
+    return _run(sandbox_runtime, [path for path in HOSTILE if path.stem not in gaps])
 
 
 def test_the_hostile_suite_covers_every_attack_of_the_issue() -> None:
@@ -92,9 +110,17 @@ def test_the_hostile_suite_covers_every_attack_of_the_issue() -> None:
 
 @pytest.mark.parametrize("name", [path.stem for path in HOSTILE])
 def test_hostile_candidate_is_never_verified_and_the_pool_stays_healthy(
-    hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]], name: str
+    hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
+    sandbox_runtime: str,
+    name: str,
+    request: pytest.FixtureRequest,
 ) -> None:
-    attack, after, probe = hostile_run[name]
+    gap = KNOWN_GAPS.get(sandbox_runtime, {}).get(name)
+    if gap:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=gap))
+        attack, after, probe = _run(sandbox_runtime, [SNIPPETS / "hostile" / f"{name}.py"])[name]
+    else:
+        attack, after, probe = hostile_run[name]
     assert attack.status is not Status.VERIFIED, attack
     if name in EXPECTED:
         got = (attack.status, attack.reason)
@@ -105,9 +131,18 @@ def test_hostile_candidate_is_never_verified_and_the_pool_stays_healthy(
     assert probe.status is Status.VERIFIED, f"leftovers after {name}: {probe.tests}"
 
 
+# gVisor lets every uid read /proc/<pid>/environ, so the candidate sees the environment the
+# engine gave PID 1 (HOSTNAME, HOME, PATH: no host variable, but not closed either).
+ENVIRON_GAP = "gVisor lets any uid read /proc/1/environ; the supervisor does not empty it yet"
+
+
 def test_host_environment_is_invisible(
     hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
+    sandbox_runtime: str,
+    request: pytest.FixtureRequest,
 ) -> None:
+    if sandbox_runtime == "runsc":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=ENVIRON_GAP))
     attack, _, _ = hostile_run["read_host_environment"]
     # The candidate printed every variable it could see: only the runner's four.
     assert "('PATH', " in attack.stdout
@@ -147,9 +182,9 @@ def test_a_forged_alias_is_not_reported(
     assert attack.alias is None  # the greeting's alias was not a name the candidate offered
 
 
-def test_output_is_captured_and_truncated() -> None:
+def test_output_is_captured_and_truncated(sandbox_runtime: str) -> None:
     noisy = "def square(x):\n    print('x' * 100000)\n    return x * x\n"
-    with DockerSandbox(pool_size=1) as sandbox:
+    with DockerSandbox(pool_size=1, runtime=sandbox_runtime) as sandbox:
         (verdict,) = sandbox.run([Job(noisy, SPEC)])
     assert verdict.status is Status.VERIFIED
     assert verdict.stdout.endswith("[... output truncated]")
@@ -166,11 +201,11 @@ def test_hunters_would_find_a_leak_if_there_were_one() -> None:
     assert square(7919) == 62710561, leaked_test
 
 
-def test_an_unresponsive_container_is_replaced_and_its_jobs_replayed() -> None:
+def test_an_unresponsive_container_is_replaced_and_its_jobs_replayed(sandbox_runtime: str) -> None:
     """An unresponsive container is killed by id; its jobs run again on a fresh one, and the
     job that was waiting when it froze gets its own verdict, not the container's fault."""
     stall = "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)\n"
-    with DockerSandbox(pool_size=1, timeout_s=1.0) as sandbox:
+    with DockerSandbox(pool_size=1, timeout_s=1.0, runtime=sandbox_runtime) as sandbox:
         sandbox.grace_s = 1.0
         container = sandbox._acquire()
         sandbox._release(container, healthy=True)

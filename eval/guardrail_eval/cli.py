@@ -34,7 +34,13 @@ from rich.table import Table
 from rich.text import Text
 
 from guardrail.cli.common import console, err_console, fail, reporting_errors
-from guardrail.cli.options import ImageOption, NoCacheOption, TimeoutOption, build_gate
+from guardrail.cli.options import (
+    ImageOption,
+    NoCacheOption,
+    RuntimeOption,
+    TimeoutOption,
+    build_gate,
+)
 from guardrail.gate import Policy
 from guardrail.safetext import cell, clean, one_line
 from guardrail_eval.errors import IncompleteError
@@ -106,6 +112,7 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
     ] = None,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
+    runtime: RuntimeOption = None,
     no_cache: NoCacheOption = False,
     seed: Annotated[
         int,
@@ -142,7 +149,7 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             fail(f"--out {out} is a file; expected a folder (it is created when missing)")
         choices = system if system is not None else ([] if replay else [SystemChoice.DENSE])
         with (
-            build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate,
+            build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
             _progress() as on_progress,
         ):
             check_sandbox(gate.sandbox)  # a missing engine or image: exit 3 in a second
@@ -184,6 +191,7 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
     seed: Annotated[int, typer.Option(min=0, help="Seed of the mutation builder.")] = 0,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
+    runtime: RuntimeOption = None,
     no_cache: NoCacheOption = False,
 ) -> None:
     """Build a pool: verify canonicals, mutate them into verified one-line distractors, write.
@@ -197,7 +205,7 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
         if which not in {BUILTIN, HUMANEVAL}:
             fail(f"unknown pool {which!r}; expected {BUILTIN} or {HUMANEVAL}")
         with (
-            build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate,
+            build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
             _progress() as on_progress,
         ):
 

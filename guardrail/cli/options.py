@@ -45,10 +45,20 @@ TimeoutOption = Annotated[
     ),
 ]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Ignore the verdict cache.")]
+RuntimeOption = Annotated[
+    str | None,
+    typer.Option(
+        envvar="GUARDRAIL_RUNTIME",
+        help="Container runtime of the engine to judge under, e.g. runsc (gVisor);"
+        " default: the engine's default (runc).",
+    ),
+]
 
 
-def build_gate(*, image: str | None, timeout: float, no_cache: bool) -> Gate:
+def build_gate(
+    *, image: str | None, timeout: float, no_cache: bool, runtime: str | None = None
+) -> Gate:
     """A Gate over a `DockerSandbox` configured from CLI options."""
     from guardrail.sandbox.docker import DockerSandbox
 
-    return Gate(DockerSandbox(image, timeout_s=timeout), cache=not no_cache)
+    return Gate(DockerSandbox(image, timeout_s=timeout, runtime=runtime), cache=not no_cache)

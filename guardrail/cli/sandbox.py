@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from guardrail.cli.common import EXIT_UNAVAILABLE, console, reporting_errors
-from guardrail.cli.options import ImageOption
+from guardrail.cli.options import ImageOption, RuntimeOption
 from guardrail.errors import ImageNotFoundError
 from guardrail.safetext import cell, dumps_json, one_line
 from guardrail.sandbox.docker import DockerSandbox
@@ -50,18 +50,20 @@ def _image_present(sandbox: DockerSandbox) -> bool:
 @app.command()
 def check(
     image: ImageOption = None,
+    runtime: RuntimeOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Report the engine and image, and prove the hardening holds with probes in a container."""
     from guardrail.sandbox.doctor import check_sandbox
 
-    with reporting_errors(), DockerSandbox(image, pool_size=1) as sandbox:
+    with reporting_errors(), DockerSandbox(image, pool_size=1, runtime=runtime) as sandbox:
         report = check_sandbox(sandbox)
     if as_json:
         typer.echo(dumps_json(report.model_dump(mode="json"), ascii_only=True))
     else:
         # Engine, image and probe details come from the engine and the container: plain text.
-        console.print(Text("engine: Docker " + one_line(report.engine)), highlight=False)
+        engine = f"engine: Docker {one_line(report.engine)}, runtime {one_line(report.runtime)}"
+        console.print(Text(engine), highlight=False)
         image = f"image:  {one_line(report.image)} ({one_line(report.image_id[:19])})"
         console.print(Text(image), highlight=False)
         table = Table("hardening property", "holds", "detail")

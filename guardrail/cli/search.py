@@ -17,7 +17,13 @@ from guardrail.cli.index import (
     IndexDirOption,
     open_index,
 )
-from guardrail.cli.options import ImageOption, NoCacheOption, TimeoutOption, build_gate
+from guardrail.cli.options import (
+    ImageOption,
+    NoCacheOption,
+    RuntimeOption,
+    TimeoutOption,
+    build_gate,
+)
 from guardrail.cli.verify import status_cell, why_cell
 from guardrail.gate import GatedCandidate, GateResult, Policy
 from guardrail.safetext import cell, dumps_json, one_line
@@ -65,6 +71,7 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
+    runtime: RuntimeOption = None,
     no_cache: NoCacheOption = False,
     collection: CollectionOption = "guardrail",
     index_dir: IndexDirOption = None,
@@ -92,7 +99,7 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
             )
         candidates = code_index.search(query, k=fetch_k)
         resolved = [resolve(candidate, query_spec) for candidate in candidates]
-        with build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate:
+        with build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate:
             result = gate.gate(candidates, [r.spec for r in resolved], policy=policy)
     handed = list(result.kept[: k or fetch_k])
     kept = {item.retrieval_rank for item in result.kept}

@@ -12,7 +12,13 @@ from rich.text import Text
 from guardrail.candidates import SourcedCode, read_candidates
 from guardrail.cli.common import EXIT_NONE_VERIFIED, console, reporting_errors
 from guardrail.cli.interrupts import removing_containers_on_signals
-from guardrail.cli.options import ImageOption, NoCacheOption, TimeoutOption, build_gate
+from guardrail.cli.options import (
+    ImageOption,
+    NoCacheOption,
+    RuntimeOption,
+    TimeoutOption,
+    build_gate,
+)
 from guardrail.safetext import cell, dumps_json
 from guardrail.spec import Spec
 from guardrail.verdict import Status, Verdict
@@ -43,6 +49,7 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON array.")] = False,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
+    runtime: RuntimeOption = None,
     no_cache: NoCacheOption = False,
 ) -> None:
     """Verify code against tests in the Docker sandbox.
@@ -54,7 +61,7 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
         spec = Spec.from_file(tests, entry_point)
         candidates = read_candidates(files)
         with (
-            build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate,
+            build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
             removing_containers_on_signals(gate.sandbox),
         ):
             verdicts = gate.verify([c.code for c in candidates], spec)

@@ -39,6 +39,7 @@ from guardrail.errors import (
     ImageNotFoundError,
     ImageUnusableError,
     InputError,
+    RuntimeNotFoundError,
     SandboxError,
 )
 from guardrail.sandbox.autopsy import cause_of_death, has_python
@@ -68,6 +69,14 @@ _FRAME_HEADER = 4  # runner frames: 4-byte big-endian length, then JSON
 # A batch frame stays well under the runner's frame limit; one job may not take more than this.
 _BATCH_BYTES = framing.MAX_FRAME // 2
 MAX_JOB_BYTES = 4 << 20
+# gVisor (runsc, ptrace platform) backs each process of the container with about five host tasks
+# (a stub process and its threads) beside some 40 of its own kernel's (measured: 38 idle, 348 with
+# 60 processes). The engine's pids limit counts those host tasks, so it must leave room for them:
+# at 256, a fork bomb that RLIMIT_NPROC stops inside the container still crashed the whole
+# sandbox kernel. gVisor enforces RLIMIT_NPROC per job uid itself, which keeps bounding the
+# container's own processes.
+_GVISOR_HOST_TASKS_PER_PROCESS = 6
+_GVISOR_OWN_TASKS = 64
 
 
 class _ContainerFault(Exception):  # noqa: N818 - a fault, not an error of the caller
@@ -106,6 +115,7 @@ class _Container:
             self.container = client.containers.create(
                 image_id,
                 ["python3", "-I", "-c", BOOTSTRAP],
+                runtime=sandbox.runtime_name,
                 stdin_open=True,
                 network_mode="none",
                 read_only=True,
@@ -114,7 +124,7 @@ class _Container:
                 cap_drop=["ALL"],
                 cap_add=["SETUID", "SETGID", "KILL"],
                 security_opt=["no-new-privileges"],
-                pids_limit=limits.container_pids,
+                pids_limit=sandbox.host_pids_limit(),
                 mem_limit=f"{limits.container_memory_mb}m",
                 memswap_limit=f"{limits.container_memory_mb}m",
                 nano_cpus=int(limits.cpus * 1e9),
@@ -278,6 +288,9 @@ class DockerSandbox(Sandbox):
         pool_size: containers run in parallel (default: CPU count, or ``$GUARDRAIL_POOL_SIZE``).
         jobs_per_container: recycle a container after this many jobs.
         limits: time, memory, process and output limits (`SandboxLimits`).
+        runtime: the engine's OCI runtime for the containers, e.g. ``"runsc"`` (gVisor: a user-space
+            kernel between the candidate and the host's); default ``$GUARDRAIL_RUNTIME``, else the
+            engine's default runtime (usually runc). It must be registered with the engine.
     """
 
     start_timeout_s = 30.0
@@ -296,8 +309,12 @@ class DockerSandbox(Sandbox):
         jobs_per_container: int = 500,
         limits: SandboxLimits | None = None,
         timeout_s: float | None = None,
+        runtime: str | None = None,
     ) -> None:
         self.image = image or os.environ.get("GUARDRAIL_IMAGE") or default_image()
+        self.runtime = runtime or os.environ.get("GUARDRAIL_RUNTIME") or None
+        self._runtime_name: str | None = None
+        self._gvisor = False
         self.limits = limits or SandboxLimits()
         if timeout_s is None and os.environ.get("GUARDRAIL_TIMEOUT"):
             timeout_s = _number_from_env("GUARDRAIL_TIMEOUT", float)
@@ -356,12 +373,47 @@ class DockerSandbox(Sandbox):
         return self._image_id
 
     @property
+    def runtime_name(self) -> str:
+        """The runtime the containers run under: the one asked for, else the engine's default."""
+        if self._runtime_name is None:
+            try:
+                info = self.client.info()
+            except Exception as exc:
+                raise self.translate(exc) from None
+            registered = sorted(info.get("Runtimes") or {})
+            name = self.runtime or str(info.get("DefaultRuntime") or "runc")
+            if name not in registered:
+                raise RuntimeNotFoundError(
+                    f"the Docker engine has no runtime {name!r}; it has: {', '.join(registered)}"
+                )
+            self._gvisor = Path(str(info["Runtimes"][name].get("path", name))).name == "runsc"
+            self._runtime_name = name
+        return self._runtime_name
+
+    @property
+    def gvisor(self) -> bool:
+        """Whether the runtime is gVisor's runsc (under any name it was registered with)."""
+        _ = self.runtime_name  # resolves the runtime, and with it what it is
+        return self._gvisor
+
+    def host_pids_limit(self) -> int:
+        """The engine's pids limit for a container of ``limits.container_pids`` processes."""
+        processes = self.limits.container_pids
+        if self.gvisor:
+            return processes * _GVISOR_HOST_TASKS_PER_PROCESS + _GVISOR_OWN_TASKS
+        return processes
+
+    @property
     def identity(self) -> str:
-        return f"{self.image_id}|runner:{RUNNER_VERSION}|{self.limits.fingerprint()}"
+        # The runtime is part of it: the same code can behave differently under gVisor.
+        return (
+            f"{self.image_id}|runtime:{self.runtime_name}|runner:{RUNNER_VERSION}"
+            f"|{self.limits.fingerprint()}"
+        )
 
     def check_ready(self) -> None:
-        """Raise `SandboxError` unless the engine answers and the image is present."""
-        _ = self.image_id
+        """Raise `SandboxError` unless the engine answers, has the runtime and the image."""
+        _ = self.image_id, self.runtime_name
 
     def process_limits(self) -> dict[str, int]:
         limits = self.limits

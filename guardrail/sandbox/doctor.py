@@ -5,6 +5,9 @@ test statement, so the verdict's per-test outcomes are the doctor's findings. Th
 leaves everything it can behind (files, a deep tree, queues, a daemon) and, in the same
 container, a job that looks for what is left: cleanup between jobs is proved, not assumed. The
 container's own configuration is read back from the engine as a second, independent look.
+
+Under gVisor (runsc) a few probes look at what its kernel shows differently; their expectations
+are runtime-aware and never weaker: each still proves the property it is named after.
 """
 
 from __future__ import annotations
@@ -54,13 +57,17 @@ def _writable(path):
         return False
 
 
-def _readable(path):
+def _read(path):
     try:
         with open(path, "rb") as handle:
-            handle.read(1)
-        return True
+            return handle.read()
     except OSError:
-        return False
+        return None
+
+
+def _no_new_privs():
+    # The kernel's own answer: gVisor's /proc/self/status has no NoNewPrivs line.
+    return ctypes.CDLL(None, use_errno=True).prctl(39, 0, 0, 0, 0)  # PR_GET_NO_NEW_PRIVS
 
 
 def _tmp_executes():
@@ -112,15 +119,17 @@ def probe():
         "root_writable": _writable("/guardrail-probe"),
         "tmp_writable": _writable("/tmp/guardrail-probe"),
         "cap_eff": int(_status_field("CapEff"), 16),
-        "no_new_privs": int(_status_field("NoNewPrivs")),
+        "no_new_privs": _no_new_privs(),
         "memory_limit": resource.getrlimit(resource.RLIMIT_AS)[0],
         "process_limit": resource.getrlimit(resource.RLIMIT_NPROC)[0],
         "file_size_limit": resource.getrlimit(resource.RLIMIT_FSIZE)[0],
         "cpu_limit": resource.getrlimit(resource.RLIMIT_CPU)[0],
         "tmp_executes": _tmp_executes(),
         "dev_shm": os.path.exists("/dev/shm"),
+        "dev_shm_mount": os.path.ismount("/dev/shm"),
+        "dev_shm_writable": os.access("/dev/shm", os.W_OK),
         "env": sorted(os.environ),
-        "pid1_environ_readable": _readable("/proc/1/environ"),
+        "pid1_environ": _read("/proc/1/environ"),
         "mqueue_limit": resource.getrlimit(resource.RLIMIT_MSGQUEUE)[0],
         "posix_queue_created": _posix_queue_created(),
         "keyring_usable": _keyring_usable(),
@@ -142,7 +151,7 @@ PROPERTIES = {
     "nothing executes from /tmp (noexec)": "assert probe()['tmp_executes'] is False",
     "no shared /dev/shm (private IPC)": "assert probe()['dev_shm'] is False",
     "no host environment": "assert set(probe()['env']) <= {'PATH', 'HOME', 'TMPDIR', 'LANG'}",
-    "supervisor's environment closed": "assert probe()['pid1_environ_readable'] is False",
+    "supervisor's environment closed": "assert probe()['pid1_environ'] is None",
     "no POSIX message queues (RLIMIT_MSGQUEUE 0)": (
         "assert probe()['mqueue_limit'] == 0 and probe()['posix_queue_created'] is False"
     ),
@@ -225,6 +234,17 @@ LEFTOVER_PROPERTIES = {
     "no System V IPC left by an earlier job": "assert leftovers()['ipc'] == 0",
     "no abstract socket left by an earlier job": "assert leftovers()['abstract_sockets'] == []",
 }
+# gVisor keeps an empty, root-owned /dev/shm directory in its own /dev even with a private IPC
+# namespace: no mount, nothing a job can write, so nothing to share. And it lets any uid read
+# /proc/1/environ: then that environment must be empty, which leaves just as little to read.
+GVISOR_PROPERTIES = {
+    **PROPERTIES,
+    "no shared /dev/shm (private IPC)": (
+        "assert not probe()['dev_shm'] or not (probe()['dev_shm_mount']"
+        " or probe()['dev_shm_writable'])"
+    ),
+    "supervisor's environment closed": "assert probe()['pid1_environ'] in (None, b'')",
+}
 
 
 class Check(BaseModel):
@@ -235,6 +255,7 @@ class Check(BaseModel):
 
 class DoctorReport(BaseModel):
     engine: str
+    runtime: str
     image: str
     image_id: str
     checks: list[Check]
@@ -253,10 +274,11 @@ def check_sandbox(sandbox: DockerSandbox) -> DoctorReport:
         raise InputError(f"check_sandbox needs a pool of one container, got {sandbox.pool_size}")
     version = str(sandbox.client.version().get("Version", "?"))
     image_id = sandbox.image_id
+    properties = GVISOR_PROPERTIES if sandbox.gvisor else PROPERTIES
     faults = sandbox.stats.faults
     probe, leaver, leftovers = sandbox.run(
         [
-            Job(PROBE, Spec.build(tuple(PROPERTIES.values()), "probe")),
+            Job(PROBE, Spec.build(tuple(properties.values()), "probe")),
             Job(LEAVER, Spec.build(("assert leave()",), "leave")),
             Job(LEFTOVERS, Spec.build(tuple(LEFTOVER_PROPERTIES.values()), "leftovers")),
         ]
@@ -265,7 +287,7 @@ def check_sandbox(sandbox: DockerSandbox) -> DoctorReport:
         raise SandboxError(f"the hardening probe could not run: {probe.message}")
     # After a fault the next job runs in a fresh container, where "nothing left" proves nothing.
     kept = leaver.verified and sandbox.stats.faults == faults
-    checks = _checks(PROPERTIES, probe)
+    checks = _checks(properties, probe)
     checks.append(
         Check(
             name="a job's leftovers are cleaned up without losing the container",
@@ -274,8 +296,14 @@ def check_sandbox(sandbox: DockerSandbox) -> DoctorReport:
         )
     )
     checks += _checks(LEFTOVER_PROPERTIES, leftovers)
-    checks.extend(_container_checks(sandbox.inspect_live_container()))
-    return DoctorReport(engine=version, image=sandbox.image, image_id=image_id, checks=checks)
+    checks.extend(_container_checks(sandbox.inspect_live_container(), sandbox.runtime_name))
+    return DoctorReport(
+        engine=version,
+        runtime=sandbox.runtime_name,
+        image=sandbox.image,
+        image_id=image_id,
+        checks=checks,
+    )
 
 
 def _checks(properties: dict[str, str], verdict: Verdict) -> list[Check]:
@@ -287,10 +315,11 @@ def _checks(properties: dict[str, str], verdict: Verdict) -> list[Check]:
     ]
 
 
-def _container_checks(attrs: dict[str, Any]) -> list[Check]:
+def _container_checks(attrs: dict[str, Any], runtime: str) -> list[Check]:
     host = attrs.get("HostConfig", {})
     caps = set(host.get("CapAdd") or [])
     expected = [
+        (f"container: runtime {runtime}", host.get("Runtime") == runtime),
         ("container: network mode none", host.get("NetworkMode") == "none"),
         ("container: read-only rootfs", host.get("ReadonlyRootfs") is True),
         ("container: all capabilities dropped", "ALL" in (host.get("CapDrop") or [])),
