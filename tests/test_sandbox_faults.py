@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import itertools
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -323,19 +324,27 @@ def test_an_engine_outage_under_a_live_gate_leaks_no_container(
     assert engine.labelled(sandbox.owner) == []
 
 
-_VERIFY = "from guardrail.cli.app import main; main()"
+_GUARDRAIL = "from guardrail.cli.app import main; main()"
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_an_interrupted_verify_removes_its_containers(
-    engine: SecondEngine, tmp_path: Path, signum: signal.Signals
-) -> None:
+def _interruptible_command(command: str, tmp_path: Path) -> list[str]:
+    """Arguments of a `guardrail` command that keeps two containers busy for a while."""
+    if command == "eval":  # the built-in pool, BM25 (no model to load), every candidate judged
+        return ["eval", "--system", "bm25", "--no-cache", "--out", str(tmp_path / "out")]
     files = []
     for number in range(6):
         path = tmp_path / f"slow_{number}.py"
         path.write_text(SLOW_GOOD.replace("0.7", "3"))
         files.append(str(path))
     (tmp_path / "tests.py").write_text("assert square(3) == 9\n")
+    return ["verify", *files, "--tests", str(tmp_path / "tests.py"), "--no-cache"]
+
+
+@pytest.mark.parametrize("command", ["verify", "eval"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_command_removes_its_containers(
+    engine: SecondEngine, tmp_path: Path, signum: signal.Signals, command: str
+) -> None:
     env = {
         **os.environ,
         "DOCKER_HOST": engine.url,
@@ -343,11 +352,10 @@ def test_an_interrupted_verify_removes_its_containers(
         "GUARDRAIL_POOL_SIZE": "2",
         "GUARDRAIL_CACHE_DIR": str(tmp_path / "cache"),
     }
-    command = [sys.executable, "-c", _VERIFY, "verify", *files]
-    command += ["--tests", str(tmp_path / "tests.py"), "--no-cache"]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    arguments = [sys.executable, "-c", _GUARDRAIL, *_interruptible_command(command, tmp_path)]
+    process = subprocess.Popen(arguments, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     owner_prefix = f":{process.pid}:"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     client = engine.client()
     while True:
         ours = [
@@ -358,13 +366,14 @@ def test_an_interrupted_verify_removes_its_containers(
         if len(ours) == 2:
             break
         assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, "verify never started its containers"
+        assert time.monotonic() < deadline, f"{command} never started its containers"
         time.sleep(0.1)
     time.sleep(1.0)  # a job is running in each
     process.send_signal(signum)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 128 + signum, stderr
-    assert stderr.decode().strip().splitlines()[-1] == "interrupted: removed 2 sandbox container(s)"
+    last = stderr.decode().strip().splitlines()[-1]
+    assert re.fullmatch(r"interrupted: removed [12] sandbox container\(s\)", last), last
     left = [
         c
         for c in client.api.containers(all=True, filters={"label": OWNER_LABEL})

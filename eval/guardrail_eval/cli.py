@@ -34,6 +34,7 @@ from rich.table import Table
 from rich.text import Text
 
 from guardrail.cli.common import console, err_console, fail, reporting_errors
+from guardrail.cli.interrupts import removing_containers_on_signals
 from guardrail.cli.options import (
     ImageOption,
     NoCacheOption,
@@ -150,6 +151,7 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
         choices = system if system is not None else ([] if replay else [SystemChoice.DENSE])
         with (
             build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
+            removing_containers_on_signals(gate.sandbox),
             _progress() as on_progress,
         ):
             check_sandbox(gate.sandbox)  # a missing engine or image: exit 3 in a second
@@ -206,6 +208,7 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
             fail(f"unknown pool {which!r}; expected {BUILTIN} or {HUMANEVAL}")
         with (
             build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
+            removing_containers_on_signals(gate.sandbox),
             _progress() as on_progress,
         ):
 

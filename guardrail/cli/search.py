@@ -17,6 +17,7 @@ from guardrail.cli.index import (
     IndexDirOption,
     open_index,
 )
+from guardrail.cli.interrupts import removing_containers_on_signals
 from guardrail.cli.options import (
     ImageOption,
     NoCacheOption,
@@ -99,7 +100,10 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
             )
         candidates = code_index.search(query, k=fetch_k)
         resolved = [resolve(candidate, query_spec) for candidate in candidates]
-        with build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate:
+        with (
+            build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
+            removing_containers_on_signals(gate.sandbox),
+        ):
             result = gate.gate(candidates, [r.spec for r in resolved], policy=policy)
     handed = list(result.kept[: k or fetch_k])
     kept = {item.retrieval_rank for item in result.kept}
