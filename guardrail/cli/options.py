@@ -14,8 +14,7 @@ from typing import Annotated
 import typer
 
 from guardrail.gate import Gate
-
-MAX_TIMEOUT_S = 3600.0
+from guardrail.sandbox.limits import MAX_TIMEOUT_S
 
 
 def bounded(low: float, high: float) -> Callable[[float | None], float | None]:

@@ -47,7 +47,7 @@ from guardrail.sandbox.autopsy import cause_of_death, has_python
 from guardrail.sandbox.base import Job, Sandbox
 from guardrail.sandbox.image import default_image
 from guardrail.sandbox.leftovers import EXITED_GRACE_S, LABEL, OWNER_LABEL, remove_dead
-from guardrail.sandbox.limits import SandboxLimits, SandboxStats
+from guardrail.sandbox.limits import MAX_POOL_SIZE, SandboxLimits, SandboxStats
 from guardrail.sandbox.pool import ContainerPool
 from guardrail.sandbox.replay import BLAME_AFTER, FaultLedger
 from guardrail.sandbox.runner import framing
@@ -320,12 +320,18 @@ class DockerSandbox(Sandbox):
         if timeout_s is None and os.environ.get("GUARDRAIL_TIMEOUT"):
             timeout_s = _number_from_env("GUARDRAIL_TIMEOUT", float)
         if timeout_s is not None:
-            self.limits = dataclasses.replace(self.limits, timeout_s=timeout_s)
+            try:
+                self.limits = dataclasses.replace(self.limits, timeout_s=timeout_s)
+            except InputError as exc:
+                raise InputError(f"{exc} (timeout_s or $GUARDRAIL_TIMEOUT)") from None
         if pool_size is None and os.environ.get("GUARDRAIL_POOL_SIZE"):
             pool_size = _number_from_env("GUARDRAIL_POOL_SIZE", int)
         self.pool_size = (os.cpu_count() or 1) if pool_size is None else pool_size
-        if self.pool_size < 1:
-            raise InputError(f"the sandbox pool size must be at least 1, got {self.pool_size}")
+        if not 1 <= self.pool_size <= MAX_POOL_SIZE:
+            raise InputError(
+                f"the sandbox pool size must be between 1 and {MAX_POOL_SIZE},"
+                f" got {self.pool_size} (pool_size or $GUARDRAIL_POOL_SIZE)"
+            )
         self.jobs_per_container = jobs_per_container
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.stats = SandboxStats()
@@ -578,7 +584,8 @@ def _number_from_env(name: str, kind: type[float] | type[int]) -> Any:
     try:
         return kind(os.environ[name])
     except ValueError:
-        raise InputError(f"${name} must be a number, got {os.environ[name]!r}") from None
+        expected = "a whole number" if kind is int else "a number"
+        raise InputError(f"${name} must be {expected}, got {os.environ[name]!r}") from None
 
 
 def _next_batch(remaining: list[int], frames: Sequence[bytes], most: int) -> list[int]:

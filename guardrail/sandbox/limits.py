@@ -9,7 +9,11 @@ from dataclasses import dataclass, field
 
 from guardrail.errors import InputError
 
-__all__ = ["SandboxLimits", "SandboxStats"]
+__all__ = ["MAX_POOL_SIZE", "MAX_TIMEOUT_S", "SandboxLimits", "SandboxStats"]
+
+# Beyond these a value is a typo, not a choice: an hour per candidate, 64 containers at once.
+MAX_TIMEOUT_S = 3600.0
+MAX_POOL_SIZE = 64
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,11 @@ class SandboxLimits:
                 raise InputError(
                     f"sandbox limit {field_.name} must be a positive finite number, got {value!r}"
                 )
+        if self.timeout_s > MAX_TIMEOUT_S:
+            raise InputError(
+                f"sandbox limit timeout_s must be at most {MAX_TIMEOUT_S:g} s,"
+                f" got {self.timeout_s!r}"
+            )
 
     def fingerprint(self) -> str:
         """Every limit, since any of them can change a verdict (part of the cache key)."""
