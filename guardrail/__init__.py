@@ -12,11 +12,14 @@ verified code is ranked first and code that failed is never handed over.
 
 from guardrail.cache import VerdictCache
 from guardrail.errors import (
+    CacheWarning,
     CandidateFileError,
     EngineUnavailableError,
     GuardrailError,
     ImageNotFoundError,
+    ImageUnusableError,
     InputError,
+    RuntimeNotFoundError,
     SandboxError,
     SpecError,
     UnavailableError,
@@ -30,6 +33,7 @@ from guardrail.verdict import Reason, Status, TestOutcome, Verdict
 __version__ = "0.1.0"
 
 __all__ = [
+    "CacheWarning",
     "Candidate",
     "CandidateFileError",
     "DockerSandbox",
@@ -39,10 +43,12 @@ __all__ = [
     "GatedCandidate",
     "GuardrailError",
     "ImageNotFoundError",
+    "ImageUnusableError",
     "InputError",
     "Job",
     "Policy",
     "Reason",
+    "RuntimeNotFoundError",
     "Sandbox",
     "SandboxError",
     "SandboxLimits",

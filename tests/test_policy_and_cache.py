@@ -116,6 +116,7 @@ def test_cache_keys_on_code_spec_and_sandbox(tmp_path: Path) -> None:
 
 def test_public_api_is_pinned() -> None:
     assert sorted(guardrail.__all__) == [
+        "CacheWarning",
         "Candidate",
         "CandidateFileError",
         "DockerSandbox",
@@ -125,10 +126,12 @@ def test_public_api_is_pinned() -> None:
         "GatedCandidate",
         "GuardrailError",
         "ImageNotFoundError",
+        "ImageUnusableError",
         "InputError",
         "Job",
         "Policy",
         "Reason",
+        "RuntimeNotFoundError",
         "Sandbox",
         "SandboxError",
         "SandboxLimits",
@@ -159,9 +162,15 @@ def test_every_sandbox_limit_is_part_of_the_cache_identity() -> None:
     [
         ({}, {"timeout_s": float("nan")}, "timeout_s must be a positive finite number"),
         ({}, {"timeout_s": 0}, "timeout_s must be a positive finite number"),
-        ({}, {"pool_size": 0}, "pool size must be at least 1"),
-        ({"GUARDRAIL_POOL_SIZE": "abc"}, {}, "GUARDRAIL_POOL_SIZE must be a number"),
-        ({"GUARDRAIL_TIMEOUT": "inf"}, {}, "timeout_s must be a positive finite number"),
+        ({}, {"timeout_s": 3601}, "timeout_s must be at most 3600"),
+        ({}, {"pool_size": 0}, "pool size must be between 1 and 64"),
+        ({}, {"pool_size": 65}, "pool size must be between 1 and 64"),
+        ({"GUARDRAIL_POOL_SIZE": "abc"}, {}, r"\$GUARDRAIL_POOL_SIZE must be a whole number"),
+        ({"GUARDRAIL_POOL_SIZE": "2.5"}, {}, r"\$GUARDRAIL_POOL_SIZE must be a whole number"),
+        ({"GUARDRAIL_POOL_SIZE": "100000"}, {}, r"got 100000 \(pool_size or \$GUARDRAIL_POOL"),
+        ({"GUARDRAIL_TIMEOUT": "inf"}, {}, r"positive finite number.*\$GUARDRAIL_TIMEOUT"),
+        ({"GUARDRAIL_TIMEOUT": "1e10"}, {}, r"at most 3600 s.*\$GUARDRAIL_TIMEOUT"),
+        ({"GUARDRAIL_TIMEOUT": "-1"}, {}, r"positive finite number.*\$GUARDRAIL_TIMEOUT"),
     ],
 )
 def test_bad_sandbox_settings_are_input_errors(

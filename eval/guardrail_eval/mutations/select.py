@@ -13,7 +13,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from guardrail.gate import Gate
-from guardrail.verdict import Status, Verdict
+from guardrail.verdict import Reason, Status, Verdict
 from guardrail_eval.faults import fault_reason
 from guardrail_eval.mutations.edits import BugType, Edit, apply_edit, find_edits
 from guardrail_eval.pools import TaskSource
@@ -212,7 +212,7 @@ def _drop_reason(verdict: Verdict) -> DropReason | None:
         return DropReason.FAULT
     if verdict.status is Status.VERIFIED:
         return DropReason.PASSES_ALL
-    if verdict.status is Status.TIMEOUT or "TIMEOUT" in verdict.outcomes:
+    if verdict.status is Status.TIMEOUT or any(t.fault is Reason.TIMEOUT for t in verdict.tests):
         return DropReason.TIMEOUT
     if verdict.status is Status.ERROR:
         return DropReason.ERROR
