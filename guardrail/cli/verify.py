@@ -10,8 +10,10 @@ import typer
 from rich.table import Table
 
 from guardrail.candidates import SourcedCode, read_candidates
-from guardrail.cli.common import EXIT_NONE_VERIFIED, console, reporting_errors
+from guardrail.cli.common import EXIT_NONE_VERIFIED, console, fail, reporting_errors
+from guardrail.cli.index import ChromaUrlOption, CollectionOption, EmbeddingOption, IndexDirOption
 from guardrail.cli.options import ImageOption, NoCacheOption, TimeoutOption, build_gate
+from guardrail.cli.stored import verify_stored_command
 from guardrail.spec import Spec
 from guardrail.verdict import Status, Verdict
 
@@ -22,18 +24,18 @@ def register(app: typer.Typer) -> None:
 
 def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never pass them positionally
     files: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Argument(help="Code files, or .jsonl files with one {'code': ...} per line."),
-    ],
+    ] = None,
     tests: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "--tests",
             "-t",
             help="A .py file whose top-level statements are the tests (leading imports are"
             " setup), or a .json list of test strings.",
         ),
-    ],
+    ] = None,
     entry_point: Annotated[
         str | None,
         typer.Option(help="The function the tests call (default: inferred from the tests)."),
@@ -42,12 +44,42 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
     no_cache: NoCacheOption = False,
+    stored: Annotated[
+        bool,
+        typer.Option(
+            "--stored",
+            help="Instead of FILE... --tests: judge every snippet of the index against the tests"
+            " stored with it (its doctests). Exit 1 when any snippet fails them.",
+        ),
+    ] = False,
+    collection: CollectionOption = "guardrail",
+    index_dir: IndexDirOption = None,
+    chroma_url: ChromaUrlOption = None,
+    embedding: EmbeddingOption = "minilm",
 ) -> None:
     """Verify code against tests in the Docker sandbox.
 
     Exit code 0 when at least one candidate verified, 1 when none did, 2 on bad input,
-    3 when the sandbox is unavailable.
+    3 when the sandbox is unavailable. With --stored (and --collection/--path/--chroma-url):
+    one row per indexed snippet; exit 0 when none is failed, error or timeout against its
+    stored tests (snippets without tests do not count), 1 otherwise.
     """
+    if stored:
+        if files or tests is not None or entry_point is not None:
+            fail("--stored judges the indexed snippets; give no FILE, --tests or --entry-point")
+        verify_stored_command(
+            collection=collection,
+            index_dir=index_dir,
+            chroma_url=chroma_url,
+            embedding=embedding,
+            as_json=as_json,
+            image=image,
+            timeout=timeout,
+            no_cache=no_cache,
+        )
+        return
+    if not files or tests is None:
+        fail("give code FILE... and --tests TESTS (or --stored to judge an index)")
     with reporting_errors():
         spec = Spec.from_file(tests, entry_point)
         candidates = read_candidates(files)
