@@ -35,8 +35,14 @@ def register(app: typer.Typer) -> None:
 def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never pass them positionally
     query: Annotated[str, typer.Argument(help="What the code should do, in words.")],
     fetch_k: Annotated[
-        int, typer.Option("--fetch-k", min=1, help="How many snippets to retrieve and verify.")
-    ] = 10,
+        int,
+        typer.Option(
+            "--fetch-k",
+            min=1,
+            help="How many snippets to retrieve and verify (default 20: the smallest that"
+            " found >= 95% of intended functions in bench/bench_fetch_k.py).",
+        ),
+    ] = 20,
     k: Annotated[
         int | None,
         typer.Option("-k", min=1, help="How many results to hand over (default: --fetch-k)."),

@@ -40,7 +40,12 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
         str | None,
         typer.Option(help="The function the tests call (default: inferred from the tests)."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON array.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Print one JSON array (--stored: an object, a row per snippet)."
+        ),
+    ] = False,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
     no_cache: NoCacheOption = False,
