@@ -2,18 +2,27 @@
 
 Tests that need Docker use the ``docker_sandbox`` or ``gate`` fixtures. When no engine or image is
 available they fail loudly under CI (``CI`` set); on a developer laptop they skip with the reason.
+Tests that must hold under every isolation layer (the hostile suite, ``sandbox check``) take
+``sandbox_runtime`` instead: they run once under runc and once under gVisor's runsc, and a runtime
+the engine lacks fails or skips the same way.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from guardrail.cache import VerdictCache
 from guardrail.gate import Gate
+
+# Every container runtime the sandbox is proven under; scripts/docker-up registers runsc.
+RUNTIMES = ("runc", "runsc")
 
 
 def _unavailable(reason: str) -> None:
@@ -38,6 +47,21 @@ def docker_sandbox() -> Iterator[object]:
     sandbox.close()
 
 
+@pytest.fixture(scope="session", params=RUNTIMES)
+def sandbox_runtime(request: pytest.FixtureRequest) -> str:
+    """The name of a container runtime the engine has and the sandbox starts under; one per run."""
+    from guardrail.errors import SandboxError
+    from guardrail.sandbox.docker import DockerSandbox
+
+    runtime = str(request.param)
+    try:
+        with DockerSandbox(pool_size=1, runtime=runtime) as sandbox:
+            sandbox.check_ready()
+    except SandboxError as exc:
+        _unavailable(f"{exc} ({exc.hint})" if exc.hint else str(exc))
+    return runtime
+
+
 @pytest.fixture
 def gate(docker_sandbox: object, tmp_path: Path) -> Iterator[Gate]:
     """A `Gate` over the session's Docker sandbox with a fresh, private verdict cache."""
@@ -47,6 +71,108 @@ def gate(docker_sandbox: object, tmp_path: Path) -> Iterator[Gate]:
     cache = VerdictCache(tmp_path / "verdicts.sqlite")
     yield Gate(docker_sandbox, cache=cache)
     cache.close()
+
+
+# -- A second Docker engine of the test's own, for tests that kill, stop or fill an engine -------
+
+
+class SecondEngine:
+    """A private ``dockerd`` (own socket, data, exec root and pidfile, no networking) that a test
+    may stop, restart and whose containers it may kill: the shared engine is never touched.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.socket = root / "docker.sock"
+        self.url = f"unix://{self.socket}"
+        self.image = ""
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        import docker
+
+        command = [
+            "dockerd",
+            f"--host={self.url}",
+            f"--data-root={self.root / 'data'}",
+            f"--exec-root={self.root / 'exec'}",
+            f"--pidfile={self.root / 'docker.pid'}",
+            "--bridge=none",
+            "--iptables=false",
+            "--ip-masq=false",
+        ]
+        log = (self.root / "dockerd.log").open("ab")
+        self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                docker.DockerClient(base_url=self.url).ping()
+            except Exception:  # not answering yet; the deadline decides
+                if self._process.poll() is not None or time.monotonic() > deadline:
+                    tail = (self.root / "dockerd.log").read_text(errors="replace")[-2000:]
+                    pytest.fail(f"the second dockerd did not start:\n{tail}", pytrace=False)
+                time.sleep(0.2)
+            else:
+                return
+
+    def stop(self) -> None:
+        """Stop the engine (SIGTERM, as an outage or a restart would); its containers die."""
+        if self._process is None:
+            return
+        self._process.terminate()
+        try:
+            self._process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._process = None
+
+    def client(self) -> Any:
+        import docker
+
+        return docker.DockerClient(base_url=self.url)
+
+    def labelled(self, owner: str | None = None) -> list[str]:
+        """Ids of the sandbox containers on this engine (of one owner when given)."""
+        label = f"guardrail.owner={owner}" if owner else "guardrail.sandbox"
+        client = self.client()
+        try:
+            return [c["Id"] for c in client.api.containers(all=True, filters={"label": label})]
+        finally:
+            client.close()
+
+
+@pytest.fixture(scope="session")
+def second_engine(docker_sandbox: object) -> Iterator[SecondEngine]:
+    """A second dockerd for the session, with the shared engine's sandbox image loaded into it."""
+    import shutil
+    import tempfile
+
+    from guardrail.sandbox.docker import DockerSandbox
+
+    assert isinstance(docker_sandbox, DockerSandbox)
+    if shutil.which("dockerd") is None or os.geteuid() != 0:
+        _unavailable("a second engine needs `dockerd` and root")
+    # A short path: unix socket paths are limited to 107 bytes.
+    engine = SecondEngine(Path(tempfile.mkdtemp(prefix="gr-engine-", dir="/tmp")))
+    engine.start()
+    try:
+        image = docker_sandbox.image
+        save = subprocess.Popen(["docker", "save", image], stdout=subprocess.PIPE)
+        load = subprocess.run(
+            ["docker", "-H", engine.url, "load"],
+            stdin=save.stdout,
+            capture_output=True,
+            check=False,
+        )
+        assert save.wait() == 0, f"docker save {image} failed"
+        assert load.returncode == 0, load.stderr.decode(errors="replace")
+        engine.image = image
+        yield engine
+    finally:
+        engine.stop()
+        shutil.rmtree(engine.root, ignore_errors=True)
 
 
 # -- Chroma server and the offline embedding (guardrail.index) ---------------------------------

@@ -11,13 +11,18 @@ code and a one-line hint::
     ├── UnavailableError           a backend does not answer (exit code 3)
     │   └── SandboxError           the execution sandbox cannot judge anything
     │       ├── EngineUnavailableError  no Docker engine answers
-    │       └── ImageNotFoundError      the sandbox image is not built / not present
+    │       ├── ImageNotFoundError      the sandbox image is not built / not present
+    │       ├── ImageUnusableError      the image has no python3 on PATH
+    │       └── RuntimeNotFoundError    the engine lacks the container runtime asked for (runsc)
     ├── CodeIndexError             (guardrail.index) Chroma refused or failed an operation
     │   └── ChromaUnavailableError no Chroma server answers (also an UnavailableError)
     └── EmbeddingModelError        (guardrail.index) a model that cannot be loaded offline
 
 guardrail-eval adds its own family under `InputError` (pool and results files) in
 ``guardrail_eval.errors``.
+
+Problems that cost no verdict are warnings, not errors: `CacheWarning` (a ``UserWarning``) says
+the verdict cache could not be used and the call ran uncached; the CLI shows one ``warning:`` line.
 
 Every message quotes the bad value, says what was expected, and names the next step.
 """
@@ -68,3 +73,25 @@ class ImageNotFoundError(SandboxError):
     """The sandbox image is missing from the engine."""
 
     hint = "build it with `guardrail sandbox build` (or `scripts/docker-up`), or pass --image NAME"
+
+
+class ImageUnusableError(SandboxError):
+    """The sandbox image is present but cannot run the runner (no ``python3`` on PATH)."""
+
+    hint = (
+        "use the guardrail image (`guardrail sandbox build`, or `scripts/docker-up`), or any image"
+        " with python3 (3.10+) on PATH via --image NAME"
+    )
+
+
+class RuntimeNotFoundError(SandboxError):
+    """The engine has no container runtime of the name asked for (``--runtime``)."""
+
+    hint = (
+        "register gVisor with `GUARDRAIL_RUNTIMES=runsc scripts/docker-up` (as root), or pass"
+        " --runtime with one of the engine's runtimes"
+    )
+
+
+class CacheWarning(UserWarning):
+    """The verdict cache could not be read or written; verdicts were computed and kept anyway."""

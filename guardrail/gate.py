@@ -19,8 +19,8 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from guardrail.cache import VerdictCache
+from guardrail.precheck import precheck_verdict
 from guardrail.sandbox.base import Job, Sandbox
-from guardrail.sandbox.runner import precheck
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status, Verdict
 
@@ -30,9 +30,17 @@ __all__ = ["Candidate", "Gate", "GateResult", "GatedCandidate", "Policy", "apply
 class Policy(StrEnum):
     """What the gate hands over.
 
-    * ``rerank``  verified first, then unverifiable, each in retrieval order; the rest dropped;
+    * ``rerank``  verified first, then candidates that had no tests (``unverifiable`` with
+      nothing run), then those whose tests ran but could not be judged (``unverifiable``,
+      reason ``unserialisable``: a value could not cross the sandbox boundary), each group in
+      retrieval order; failed, error and timeout are dropped;
     * ``filter``  verified only;
-    * ``abstain`` like ``rerank`` when anything verified, nothing at all otherwise.
+    * ``abstain`` verified, then candidates that had no tests, when anything verified; nothing
+      at all otherwise.
+
+    Unjudgeable candidates rank last and ``filter``/``abstain`` never hand them over: any wrong
+    candidate can make its values unjudgeable (return a custom object), so having tests that
+    could not judge it must never rank it like a candidate that simply had none.
     """
 
     RERANK = "rerank"
@@ -80,12 +88,14 @@ def apply_policy(judged: Sequence[GatedCandidate], policy: Policy) -> list[Gated
     """Order and filter judged candidates; see `Policy`. Failed, error and timeout are dropped."""
     by_rank = sorted(judged, key=lambda item: item.retrieval_rank)
     verified = [item for item in by_rank if item.verdict.status is Status.VERIFIED]
-    if policy is Policy.FILTER:
+    if policy is Policy.FILTER or (policy is Policy.ABSTAIN and not verified):
         return verified
-    if policy is Policy.ABSTAIN and not verified:
-        return []
     unverifiable = [item for item in by_rank if item.verdict.status is Status.UNVERIFIABLE]
-    return verified + unverifiable
+    untested = [item for item in unverifiable if item.verdict.reason is not Reason.UNSERIALISABLE]
+    if policy is Policy.ABSTAIN:
+        return verified + untested
+    unjudgeable = [item for item in unverifiable if item.verdict.reason is Reason.UNSERIALISABLE]
+    return verified + untested + unjudgeable
 
 
 SpecArg = Spec | Sequence[Spec | None] | None
@@ -209,14 +219,9 @@ def _specs_for(codes: Sequence[str], spec: SpecArg) -> list[Spec | None]:
 
 
 def _judge_without_running(code: str, spec: Spec | None) -> Verdict | None:
-    """Verdicts that need no sandbox: no tests, or code that is not (valid) Python."""
+    """Verdicts that need no sandbox: no tests, or code too large or not (valid) Python."""
     if spec is None or not spec.tests:
         return Verdict.unjudged(
             Status.UNVERIFIABLE, Reason.NO_TESTS, "no tests to verify this candidate against"
         )
-    problem = precheck(code)
-    if problem is None:
-        return None
-    reason, message = problem
-    status = Status.UNVERIFIABLE if reason == Reason.NOT_PYTHON.value else Status.ERROR
-    return Verdict.unjudged(status, Reason(reason), message)
+    return precheck_verdict(code)

@@ -4,6 +4,10 @@ A spec is a list of test statements (each a single ``assert`` line or a multi-li
 as a ``try``/``except`` block), optional setup code that runs before the tests in the judge, and the
 name of the function the tests call (the entry point). Everything is parsed when the spec is built,
 so an unparseable test is a `SpecError` before any container starts.
+
+Tests and setup together take at most `MAX_SPEC_BYTES` (256 KiB): every job carries them to the
+sandbox next to the candidate, so a bigger spec is the spec's problem, never each candidate's
+``too_large``; and the host parses them, at a cost of up to ~500 bytes of memory per byte.
 """
 
 from __future__ import annotations
@@ -18,9 +22,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from guardrail.errors import SpecError
+from guardrail.precheck import MAX_PARSE_BYTES, at_line, capped_size, parse
 from guardrail.textfiles import read_text
 
-__all__ = ["Spec", "infer_entry_point"]
+__all__ = ["MAX_SPEC_BYTES", "Spec", "infer_entry_point", "spec_size_problem"]
+
+MAX_SPEC_BYTES = MAX_PARSE_BYTES  # the most the host parses at once
 
 
 class Spec(BaseModel):
@@ -48,6 +55,9 @@ class Spec(BaseModel):
 
     @model_validator(mode="after")
     def _everything_parses(self) -> Spec:
+        too_large = spec_size_problem(self.tests, self.setup)
+        if too_large is not None:
+            raise ValueError(too_large)
         _parse_or_raise(self.setup, "setup")
         for number, test in enumerate(self.tests, start=1):
             if not test.strip():
@@ -88,9 +98,10 @@ class Spec(BaseModel):
         is inferred from the tests (see `from_tests`).
         """
         try:
-            module = ast.parse(source, filename=origin)
+            module = parse(source, filename=origin)
         except SyntaxError as exc:
-            raise SpecError(f"{origin}:{exc.lineno}: tests do not parse: {exc.msg}") from None
+            where = f"{origin}:{exc.lineno}" if exc.lineno else origin
+            raise SpecError(f"{where}: tests do not parse: {exc.msg}") from None
         lines = source.splitlines()
         setup: list[str] = []
         tests: list[str] = []
@@ -110,12 +121,14 @@ class Spec(BaseModel):
     @classmethod
     def from_file(cls, path: Path, entry_point: str | None = None) -> Spec:
         """A spec from a ``.py`` file (see `from_python`) or a ``.json`` list of test strings."""
-        text = read_text(path, SpecError, "tests")
+        text = read_text(path, SpecError, "tests", max_bytes=MAX_SPEC_BYTES)
         if path.suffix == ".json":
             try:
                 data: Any = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise SpecError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+            except RecursionError:  # [[[[...]]]] nested past the decoder's depth
+                raise SpecError(f"{path}: not valid JSON: nested too deeply") from None
             if not isinstance(data, list) or not all(isinstance(t, str) for t in data):
                 raise SpecError(f"{path}: expected a JSON list of test strings")
             try:
@@ -145,7 +158,7 @@ def infer_entry_point(tests: Iterable[str], setup: str = "") -> str:
 
     bound = set(dir(builtins))
     try:
-        for node in ast.walk(ast.parse(setup)):
+        for node in ast.walk(parse(setup)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 bound.add(node.name)
             elif isinstance(node, ast.alias):
@@ -153,15 +166,13 @@ def infer_entry_point(tests: Iterable[str], setup: str = "") -> str:
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 bound.add(node.id)
     except SyntaxError as exc:
-        raise SpecError(f"setup does not parse (line {exc.lineno}): {exc.msg}") from None
+        raise SpecError(f"setup does not parse{at_line(exc)}: {exc.msg}") from None
     trees = []
     for number, test in enumerate(tests, start=1):
         try:
-            trees.append(ast.parse(test))
+            trees.append(parse(test))
         except SyntaxError as exc:
-            raise SpecError(
-                f"test {number} does not parse (line {exc.lineno}): {exc.msg}"
-            ) from None
+            raise SpecError(f"test {number} does not parse{at_line(exc)}: {exc.msg}") from None
     nodes = [node for tree in trees for node in sorted(ast.walk(tree), key=_position)]
     # Names the tests bind themselves (``xs = [3, 1]``) are not the function under test.
     bound |= {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
@@ -186,13 +197,25 @@ def _position(node: ast.AST) -> tuple[int, int]:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
+def spec_size_problem(tests: Iterable[str], setup: str = "") -> str | None:
+    """Why tests and setup are over `MAX_SPEC_BYTES` of UTF-8 together, or None."""
+    size = 0
+    for text in (setup, *tests):
+        size += capped_size(text, MAX_SPEC_BYTES)
+        if size > MAX_SPEC_BYTES:
+            return (
+                f"the tests and setup take at least {size:,} bytes; a spec may take at most"
+                f" {MAX_SPEC_BYTES:,}"
+            )
+    return None
+
+
 def _parse_or_raise(source: str, what: str) -> None:
     try:
-        ast.parse(source)
+        parse(source)
     except SyntaxError as exc:
-        raise ValueError(
-            f"{what} does not parse (line {exc.lineno}): {exc.msg}: {source!r}"
-        ) from None
+        shown = source if len(source) <= 200 else source[:200] + "..."
+        raise ValueError(f"{what} does not parse{at_line(exc)}: {exc.msg}: {shown!r}") from None
 
 
 def _statement_source(lines: list[str], node: ast.stmt) -> str:

@@ -8,18 +8,30 @@ Statuses (only ``verified`` ever means "ran and passed every test"):
                     raised or exited while loading, it has no entry point, it crashed mid-test;
                     also the sandbox faults that end a job (an unresponsive container);
 * ``timeout``       the candidate ran out of wall-clock time;
-* ``unverifiable``  nothing could decide: no tests, non-Python text, a value that cannot cross
-                    the sandbox boundary as plain data.
+* ``unverifiable``  nothing could decide: no tests, non-Python text (nothing ran), or tests ran
+                    but a value could not cross the sandbox boundary as plain data (reason
+                    ``unserialisable``: any candidate can choose this by returning a custom
+                    object, so the policy ranks it after candidates that had no tests at all).
 
 `reason` gives the precise cause in a stable machine-readable word. Per-test outcomes use the
-ExecRetrieval release's words: ``pass``, ``FAIL``, ``TIMEOUT``, ``ERROR:<type>``.
+ExecRetrieval release's words: ``pass``, ``FAIL``, ``TIMEOUT``, ``ERROR:<type>``. An outcome
+word is never evidence of a fault: ``TestOutcome.fault`` is, and only the judge's own code sets it.
+
+
+Much of a verdict's text comes from the candidate (its exception's type name and message, its
+output). Validators store every string as `guardrail.safetext.clean` text (controls, bidi
+controls and lone surrogates escaped, so the SQLite cache and every JSON encoder accept it) and
+capped; ``<type>`` keeps identifier characters only (at most 100). Validating a validated verdict
+changes nothing, so verdicts round-trip through JSON and the cache unchanged.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from guardrail.safetext import clean, identifier
 
 __all__ = ["Reason", "Status", "TestOutcome", "Verdict"]
 
@@ -27,6 +39,15 @@ PASS = "pass"  # noqa: S105 - an outcome word, not a password
 FAIL = "FAIL"
 TIMEOUT = "TIMEOUT"
 ERROR_PREFIX = "ERROR:"
+_OUTCOME_WORDS = frozenset({PASS, FAIL, TIMEOUT})
+
+# Caps on stored text (the runner caps it too; these hold whatever built the verdict). Every
+# string is also made encodable (`guardrail.safetext.clean`): the SQLite cache, JSON and every
+# output must accept any verdict, and validating a validated verdict changes nothing.
+TEST_LIMIT = 20_000
+DETAIL_LIMIT = 2_000
+MESSAGE_LIMIT = 4_000
+OUTPUT_LIMIT = 64_000
 
 
 class Status(StrEnum):
@@ -68,6 +89,33 @@ class TestOutcome(BaseModel):
     test: str
     outcome: str = Field(description="pass, FAIL, TIMEOUT or ERROR:<type>")
     detail: str = ""
+    fault: Reason | None = Field(
+        default=None,
+        description="why the judge could not judge this test (timeout, candidate_exited,"
+        " protocol_violation, unserialisable); set only by the judge, never from a name",
+    )
+
+    @field_validator("test")
+    @classmethod
+    def _safe_test(cls, value: str) -> str:
+        return clean(value, TEST_LIMIT)
+
+    @field_validator("outcome")
+    @classmethod
+    def _safe_outcome(cls, value: str) -> str:
+        """A known word, or ``ERROR:`` and an identifier-like name of at most 100 characters.
+
+        Any other word becomes ``ERROR:<word>``: only exactly ``pass`` ever passes. A new outcome
+        word must be added to ``_OUTCOME_WORDS`` to be kept as it is.
+        """
+        if value in _OUTCOME_WORDS:
+            return value
+        return ERROR_PREFIX + identifier(value.removeprefix(ERROR_PREFIX))
+
+    @field_validator("detail")
+    @classmethod
+    def _safe_detail(cls, value: str) -> str:
+        return clean(value, DETAIL_LIMIT)
 
     @property
     def passed(self) -> bool:
@@ -93,6 +141,21 @@ class Verdict(BaseModel):
     stdout: str = ""
     stderr: str = ""
     cached: bool = False
+
+    @field_validator("message")
+    @classmethod
+    def _safe_message(cls, value: str) -> str:
+        return clean(value, MESSAGE_LIMIT)
+
+    @field_validator("alias")
+    @classmethod
+    def _safe_alias(cls, value: str | None) -> str | None:
+        return None if value is None else identifier(value)
+
+    @field_validator("stdout", "stderr")
+    @classmethod
+    def _safe_output(cls, value: str) -> str:
+        return clean(value, OUTPUT_LIMIT)
 
     @property
     def verified(self) -> bool:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -210,3 +212,39 @@ def test_search_with_tests_verifies_and_ranks_verified_first(
     table = runner.invoke(app, ["search", "leap year", "--fetch-k", "3"])  # stored doctests
     assert table.exit_code == 0, table.output
     assert "is_leap_year" in table.stdout and "3/3 doctest" in table.stdout
+
+
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+@pytest.mark.docker
+def test_file_names_and_the_query_are_shown_as_text(tmp_path: Path, docker_sandbox: object) -> None:
+    """Names from the indexed tree and the query reach the tables as text, never as markup."""
+    code = tmp_path / "code"
+    code.mkdir()
+    name = "evil [bold green]verified[ \x1b]0;t\x07 \u202e.py"
+    (code / name).write_text(
+        'def square(x):\n    """\n    >>> square(3)\n    9\n    """\n    return x + x\n'
+    )
+    (code / "broken [b]x[b] [i \x1b[2J.py").write_text("def broken(:\n")
+    os.close(os.open(bytes(code) + b"/not \xff utf-8.py", os.O_CREAT | os.O_WRONLY))
+    where = ["--collection", f"hostile-{uuid.uuid4().hex[:8]}"]
+    indexed = runner.invoke(app, ["index", str(code), *where])
+    assert indexed.exit_code == 0, indexed.output
+    assert not RAW.search(indexed.stdout.replace("\n", ""))
+    assert "broken [b]x[b] [i \\x1b[2J.py:1: syntax error" in indexed.stdout
+    assert "not \\udcff utf-8.py: the file name is not valid UTF-8" in indexed.stdout
+    query = "square [/] \x1b]0;t\x07"
+    result = runner.invoke(app, ["search", query, "--fetch-k", "1", *where])
+    assert result.exit_code == 1, result.output  # the only snippet fails its doctest: dropped
+    assert not RAW.search(result.stdout.replace("\n", ""))
+    assert "guardrail search: square [/] \\x1b]0;t\\x07" in result.stdout
+    dropped = next(line for line in result.stdout.splitlines() if "dropped" in line)
+    # Dropped as failed, or as timeout/error on a loaded machine: never verified.
+    assert re.search(r"│ (failed|timeout|error) ", dropped), dropped
+    assert "evil [bold green]verified[ \\x1b]0;t\\x07" in dropped
+    assert "\\u202e.py" in result.stdout  # the where cell folds onto the next line
+    as_json = runner.invoke(app, ["search", query, "--fetch-k", "1", "--json", *where])
+    payload = json.loads(as_json.stdout)
+    assert payload["query"] == query
+    assert payload["dropped"][0]["metadata"]["file"] == str((code / name).resolve())

@@ -10,7 +10,10 @@ import math
 
 import pytest
 
-from guardrail.sandbox.runner import Unserialisable, decode, encode, precheck, write_back
+from guardrail.gate import Gate
+from guardrail.sandbox.runner.codec import Unserialisable, decode, encode, message_of, write_back
+from guardrail.spec import Spec
+from guardrail.verdict import Status
 
 VALUES = [
     None,
@@ -96,15 +99,40 @@ def test_write_back_mutates_in_place() -> None:
 
 
 @pytest.mark.parametrize(
-    ("code", "reason"),
+    "value",
     [
-        ("", "not_python"),
-        ("Sort the list and return the first element.", "not_python"),
-        ("def f(x):\n    return x +\n", "syntax_error"),
-        ("def f(x):\n    return x\n", None),
-        ("\x00", "not_python"),
+        10**100000,
+        -(10**5000),
+        2**8192,
+        2**8193,
+        fractions.Fraction(10**5000 + 1, 3),
+        range(0, 10**5000, 10**4999),
+        [10**5000, (10**5000,)],
     ],
+    ids=["1e100000", "-1e5000", "2^8192", "2^8193", "fraction", "range", "nested"],
 )
-def test_precheck(code: str, reason: str | None) -> None:
-    problem = precheck(code)
-    assert (problem[0] if problem else None) == reason
+def test_big_integers_cross_both_ways_past_the_decimal_limit(value: object) -> None:
+    """Over 4,300 digits, decimal int/str conversion raises; the codec uses tagged hex."""
+    decoded = decode(json.loads(json.dumps(encode(value))))
+    assert decoded == value
+    assert type(decoded) is type(value)
+
+
+def test_a_malformed_big_integer_is_refused() -> None:
+    for payload in ({"i": 12}, {"i": "xyz"}, {"r": ["a", 1, 1]}):
+        with pytest.raises(ValueError, match=r"malformed|invalid literal"):
+            decode(payload)
+
+
+def test_exception_messages_that_cannot_be_printed_are_described() -> None:
+    assert message_of(ValueError(10**5000), 100) == ("<the ValueError message cannot be printed>")
+    assert message_of(ValueError("x" * 1000), 10) == "x" * 10
+
+
+@pytest.mark.docker
+def test_a_100000_digit_result_and_a_5000_digit_argument_verify(gate: Gate) -> None:
+    spec = Spec.from_tests(
+        ["assert grow(10**5000) == 10**100000", "assert grow(-(10**5000)) == 10**100000"]
+    )
+    (verdict,) = gate.verify(["def grow(n):\n    return n ** 20\n"], spec)
+    assert verdict.status is Status.VERIFIED, verdict

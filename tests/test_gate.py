@@ -137,6 +137,36 @@ def test_policies_over_real_verdicts(gate: Gate) -> None:
     assert abstain.kept == () and abstain.abstained
 
 
+def test_unjudgeable_candidates_rank_after_untested_ones_over_real_verdicts(gate: Gate) -> None:
+    """Returning a custom object makes any wrong candidate unjudgeable: it must not rank like a
+    candidate that had no tests, and only ``rerank`` hands it over at all."""
+    opaque = "class Box:\n    pass\n\ndef add(a, b):\n    return Box()\n"
+    named = (
+        "class Unserialisable(Exception):\n    pass\n\ndef add(a, b):\n    raise Unserialisable\n"
+    )
+    candidates = [
+        Candidate(code=opaque, id="unjudgeable"),
+        Candidate(code=named, id="raises a fault's name"),
+        Candidate(code=GOOD, id="untested"),
+        Candidate(code=GOOD, id="canonical"),
+    ]
+    specs = [ADD, ADD, None, ADD]
+    rerank = gate.gate(candidates, specs, policy=Policy.RERANK)
+    assert [(v.verdict.status, v.verdict.reason) for v in rerank.judged] == [
+        (Status.UNVERIFIABLE, Reason.UNSERIALISABLE),
+        (Status.FAILED, Reason.TESTS_FAILED),
+        (Status.UNVERIFIABLE, Reason.NO_TESTS),
+        (Status.VERIFIED, Reason.PASSED),
+    ]
+    assert [item.candidate.id for item in rerank.kept] == ["canonical", "untested", "unjudgeable"]
+    abstain = gate.gate(candidates, specs, policy=Policy.ABSTAIN)
+    assert [item.candidate.id for item in abstain.kept] == ["canonical", "untested"]
+    assert gate.gate(candidates[:3], specs[:3], policy=Policy.ABSTAIN).kept == ()
+    assert [i.candidate.id for i in gate.gate(candidates, specs, policy="filter").kept] == [
+        "canonical"
+    ]
+
+
 def test_async_path_shares_the_implementation(gate: Gate) -> None:
     async def both() -> list[Status]:
         first, second = await asyncio.gather(

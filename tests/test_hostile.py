@@ -3,6 +3,7 @@
 Each file in snippets/hostile/ returns the right answer only if its attack worked, so a verdict
 of ``verified`` would mean the sandbox was beaten. All of them run in ONE batch on ONE container,
 each followed by a normal candidate (must verify) and a probe for leftovers (must find none).
+Every sandbox test here runs under each container runtime (runc, and gVisor's runsc).
 """
 
 from __future__ import annotations
@@ -23,10 +24,17 @@ HOSTILE = sorted((SNIPPETS / "hostile").glob("*.py"))
 SPEC = Spec.from_tests(
     ["assert square(3) == 9", "assert square(7919) == 62710561", "assert square(-2) == 4"]
 )
-GOOD = "def square(x):\n    return x * x\n"
+# The normal candidate run after each attack is long (over 512 bytes) and carries a marker, so the
+# next attack could find it in memory if any process that forks candidates had ever held it.
+GOOD = (SNIPPETS / "cross_job" / "neighbour_code_victim.py").read_text()
 PROBE = Job(
     (SNIPPETS / "probes" / "no_strangers.py").read_text(),
-    Spec.from_tests(["assert leftovers() == {'processes': 0, 'files': [], 'ipc': 0}"]),
+    Spec.from_tests(
+        [
+            "assert leftovers() == {'processes': 0, 'files': [], 'ipc': 0, 'mqueues': [],"
+            " 'abstract_sockets': []}"
+        ]
+    ),
 )
 
 # The verdict each attack must get: never verified, and each failure mode its own explicit status.
@@ -45,22 +53,53 @@ EXPECTED = {
     "forged_greeting": (Status.FAILED, Reason.TESTS_FAILED),
     "undeletable_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
     "sysv_ipc_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
+    "posix_mqueue_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
+    "abstract_socket_daemon": (Status.FAILED, Reason.TESTS_FAILED),
+    "deep_directory_leftover": (Status.FAILED, Reason.TESTS_FAILED),
+    "wide_directory_leftover": (Status.FAILED, Reason.TESTS_FAILED),
+    # Exceptions named like the judge's faults are the candidate's own failures, nothing else.
+    "raise_named_unserialisable": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_named_candidate_exited": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_named_protocol_violation": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_named_timeout": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_named_fault": (Status.FAILED, Reason.TESTS_FAILED),
+    "raise_hostile_exception_name": (Status.FAILED, Reason.TESTS_FAILED),
+}
+# Attacks the runner does not yet stop under a runtime, and why. Each runs alone on a container
+# of its own (so the shared batch keeps proving the rest) as a strict xfail: when the runner
+# closes the gap the test passes, fails for it, and the entry must go.
+KNOWN_GAPS = {
+    "runsc": {
+        "sysv_ipc_leftovers": "gVisor has no /proc/sysvipc, so the runner finds and removes no"
+        " System V object: they outlive the job",
+        "fork_bomb": "killing a fork bomb under gVisor's ptrace platform takes the runner ~15 s,"
+        " past the host's deadline: the container is killed as unresponsive (sandbox_fault)",
+    },
 }
 
+SLOW_UNDER_LOAD = {"memory_bomb"}
 
-@pytest.fixture(scope="module")
-def hostile_run() -> dict[str, tuple[Verdict, Verdict, Verdict]]:
-    with DockerSandbox(pool_size=1, timeout_s=2.0) as sandbox:
+
+def _run(runtime: str, paths: list[Path]) -> dict[str, tuple[Verdict, Verdict, Verdict]]:
+    """Every attack in ``paths``, each followed by a normal candidate and a leftover probe."""
+    with DockerSandbox(pool_size=1, timeout_s=2.0, runtime=runtime) as sandbox:
         sandbox.check_ready()
         jobs = []
-        for path in HOSTILE:
+        for path in paths:
             jobs += [Job(path.read_text(), SPEC), Job(GOOD, SPEC), PROBE]
         verdicts = sandbox.run(jobs)
         assert sandbox.stats.containers_started == 1, "the pool must survive every attack"
+        assert sandbox.stats.faults == 0, "cleanup after every attack must keep the container"
     return {
         path.stem: (verdicts[3 * i], verdicts[3 * i + 1], verdicts[3 * i + 2])
-        for i, path in enumerate(HOSTILE)
+        for i, path in enumerate(paths)
     }
+
+
+@pytest.fixture(scope="module")
+def hostile_run(sandbox_runtime: str) -> dict[str, tuple[Verdict, Verdict, Verdict]]:
+    gaps = KNOWN_GAPS.get(sandbox_runtime, {})
+    return _run(sandbox_runtime, [path for path in HOSTILE if path.stem not in gaps])
 
 
 def test_the_hostile_suite_covers_every_attack_of_the_issue() -> None:
@@ -71,24 +110,69 @@ def test_the_hostile_suite_covers_every_attack_of_the_issue() -> None:
 
 @pytest.mark.parametrize("name", [path.stem for path in HOSTILE])
 def test_hostile_candidate_is_never_verified_and_the_pool_stays_healthy(
-    hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]], name: str
+    hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
+    sandbox_runtime: str,
+    name: str,
+    request: pytest.FixtureRequest,
 ) -> None:
-    attack, after, probe = hostile_run[name]
+    gap = KNOWN_GAPS.get(sandbox_runtime, {}).get(name)
+    if gap:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=gap))
+        attack, after, probe = _run(sandbox_runtime, [SNIPPETS / "hostile" / f"{name}.py"])[name]
+    else:
+        attack, after, probe = hostile_run[name]
     assert attack.status is not Status.VERIFIED, attack
     if name in EXPECTED:
-        assert (attack.status, attack.reason) == EXPECTED[name], attack
+        got = (attack.status, attack.reason)
+        # Allocating 512 MB three times can outlast the time limit on a loaded machine.
+        if not (name in SLOW_UNDER_LOAD and got == (Status.TIMEOUT, Reason.TIMEOUT)):
+            assert got == EXPECTED[name], attack
     assert after.status is Status.VERIFIED, f"a normal candidate after {name}: {after}"
     assert probe.status is Status.VERIFIED, f"leftovers after {name}: {probe.tests}"
 
 
+# gVisor lets every uid read /proc/<pid>/environ, so the candidate sees the environment the
+# engine gave PID 1 (HOSTNAME, HOME, PATH: no host variable, but not closed either).
+ENVIRON_GAP = "gVisor lets any uid read /proc/1/environ; the supervisor does not empty it yet"
+
+
 def test_host_environment_is_invisible(
     hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
+    sandbox_runtime: str,
+    request: pytest.FixtureRequest,
 ) -> None:
+    if sandbox_runtime == "runsc":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=ENVIRON_GAP))
     attack, _, _ = hostile_run["read_host_environment"]
     # The candidate printed every variable it could see: only the runner's four.
     assert "('PATH', " in attack.stdout
     for variable in ("HOSTNAME", "GUARDRAIL", "DOCKER", "USER", "SHELL"):
         assert variable not in attack.stdout
+
+
+def test_candidate_exception_names_are_words_not_faults(
+    hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
+) -> None:
+    attack, _, _ = hostile_run["raise_named_unserialisable"]
+    assert attack.outcomes == ["ERROR:Unserialisable"] * 3
+    assert all(test.fault is None for test in attack.tests)
+    forged, _, _ = hostile_run["raise_hostile_exception_name"]
+    (outcome,) = set(forged.outcomes)
+    assert outcome.startswith("ERROR:_")
+    assert outcome[len("ERROR:") :].isidentifier()
+    assert len(outcome) <= len("ERROR:") + 100
+
+
+def test_judge_faults_are_flagged_structurally(
+    hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
+) -> None:
+    for name, fault in (
+        ("always_equal", Reason.UNSERIALISABLE),
+        ("infinite_loop", Reason.TIMEOUT),
+        ("os_exit_in_function", Reason.CANDIDATE_EXITED),
+    ):
+        attack, _, _ = hostile_run[name]
+        assert fault in {test.fault for test in attack.tests}, (name, attack.tests)
 
 
 def test_a_forged_alias_is_not_reported(
@@ -98,9 +182,9 @@ def test_a_forged_alias_is_not_reported(
     assert attack.alias is None  # the greeting's alias was not a name the candidate offered
 
 
-def test_output_is_captured_and_truncated() -> None:
+def test_output_is_captured_and_truncated(sandbox_runtime: str) -> None:
     noisy = "def square(x):\n    print('x' * 100000)\n    return x * x\n"
-    with DockerSandbox(pool_size=1) as sandbox:
+    with DockerSandbox(pool_size=1, runtime=sandbox_runtime) as sandbox:
         (verdict,) = sandbox.run([Job(noisy, SPEC)])
     assert verdict.status is Status.VERIFIED
     assert verdict.stdout.endswith("[... output truncated]")
@@ -117,10 +201,11 @@ def test_hunters_would_find_a_leak_if_there_were_one() -> None:
     assert square(7919) == 62710561, leaked_test
 
 
-def test_a_crashing_container_is_replaced_and_only_its_job_is_lost() -> None:
-    """An unresponsive container is killed by id; the next jobs run on a fresh one."""
+def test_an_unresponsive_container_is_replaced_and_its_jobs_replayed(sandbox_runtime: str) -> None:
+    """An unresponsive container is killed by id; its jobs run again on a fresh one, and the
+    job that was waiting when it froze gets its own verdict, not the container's fault."""
     stall = "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)\n"
-    with DockerSandbox(pool_size=1, timeout_s=1.0) as sandbox:
+    with DockerSandbox(pool_size=1, timeout_s=1.0, runtime=sandbox_runtime) as sandbox:
         sandbox.grace_s = 1.0
         container = sandbox._acquire()
         sandbox._release(container, healthy=True)
@@ -128,6 +213,15 @@ def test_a_crashing_container_is_replaced_and_only_its_job_is_lost() -> None:
         verdicts = sandbox.run([Job(stall, SPEC), Job(GOOD, SPEC)])
         assert sandbox.stats.faults == 1
         assert sandbox.stats.containers_started == 2
-    assert verdicts[0].status is Status.ERROR
-    assert verdicts[0].reason is Reason.SANDBOX_FAULT
+    assert verdicts[0].status is Status.TIMEOUT  # it stops itself: its true verdict
     assert verdicts[1].status is Status.VERIFIED
+
+
+def test_code_larger_than_the_channel_buffer_reaches_its_candidate() -> None:
+    """The supervisor writes the code into the candidate's own channel (never via the zygote);
+    3 MB is far over the socket buffer, so the write waits for the candidate to read it."""
+    big = GOOD + ("# " + "p" * 98 + "\n") * 30_000
+    with DockerSandbox(pool_size=1) as sandbox:
+        verdicts = sandbox.run([Job(big, SPEC), Job(GOOD, SPEC)])
+        assert sandbox.stats.faults == 0
+    assert [v.status for v in verdicts] == [Status.VERIFIED, Status.VERIFIED]

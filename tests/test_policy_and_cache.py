@@ -58,6 +58,23 @@ def test_rerank_puts_verified_first_then_unverifiable_and_drops_the_rest() -> No
     ]
 
 
+def test_unjudgeable_ranks_after_untested_and_only_under_rerank() -> None:
+    unjudgeable = Verdict(status=Status.UNVERIFIABLE, reason=Reason.UNSERIALISABLE)
+    judged = [
+        GatedCandidate(
+            candidate=Candidate(code="", id="0:unjudgeable"), verdict=unjudgeable, retrieval_rank=0
+        ),
+        *_judged(Status.FAILED, Status.UNVERIFIABLE, Status.VERIFIED)[1:],
+    ]
+    assert _ids(apply_policy(judged, Policy.RERANK)) == [
+        "2:verified",
+        "1:unverifiable",
+        "0:unjudgeable",
+    ]
+    assert _ids(apply_policy(judged, Policy.ABSTAIN)) == ["2:verified", "1:unverifiable"]
+    assert _ids(apply_policy(judged, Policy.FILTER)) == ["2:verified"]
+
+
 def test_abstain_hands_over_nothing_when_nothing_verified() -> None:
     judged = _judged(Status.FAILED, Status.UNVERIFIABLE)
     assert apply_policy(judged, Policy.ABSTAIN) == []

@@ -89,3 +89,34 @@ def test_sha256_depends_on_every_part() -> None:
     assert base.sha256 != Spec.build(["assert f(1) == 2"], "f").sha256
     assert base.sha256 != Spec.build(["assert f(1) == 1"], "f", setup="import os").sha256
     assert base.sha256 != Spec.build(["assert f(1) == 1"], "g").sha256
+
+
+def test_a_spec_over_the_size_limit_is_a_spec_error_not_each_candidates() -> None:
+    from guardrail.spec import MAX_SPEC_BYTES
+
+    big = "assert f() == " + repr("x" * MAX_SPEC_BYTES)
+    with pytest.raises(SpecError, match=f"a spec may take at most {MAX_SPEC_BYTES:,}"):
+        Spec.build([big], "f")
+    with pytest.raises(SpecError, match="a spec may take at most"):
+        Spec.build(["assert f() == 1"], "f", setup="x = 1\n" * (MAX_SPEC_BYTES // 6 + 1))
+
+
+@pytest.mark.parametrize(
+    "test",
+    ["assert f(" + "-" * 200_000 + "1) == 1", "assert f(x" + ".a" * 100_000 + ")"],
+    ids=["unary_minus", "attributes"],
+)
+def test_tests_that_exhaust_the_parser_are_a_spec_error(test: str) -> None:
+    with pytest.raises(SpecError, match="too deeply nested"):
+        Spec.build([test], "f")
+    with pytest.raises(SpecError, match="too deeply nested"):
+        Spec.from_tests([test])
+    with pytest.raises(SpecError, match="too deeply nested"):
+        Spec.from_python(test + "\n")
+
+
+def test_json_tests_nested_past_the_decoder_are_a_spec_error(tmp_path: Path) -> None:
+    tests = tmp_path / "tests.json"
+    tests.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(SpecError, match=r"tests\.json: not valid JSON: nested too deeply"):
+        Spec.from_file(tests)

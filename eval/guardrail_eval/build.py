@@ -7,6 +7,12 @@ same for HumanEval). The result follows ``../shared/execretrieval.md``: corpus i
 ``correct`` without a ``bug_type``, distractors ``incorrect`` with one; each query carries the
 extra fields ``entry_point`` and ``test_setup``. ``distractor_metadata.jsonl`` records, per
 distractor, its task, its canonical and the edit that made it.
+
+Built pools must not depend on the machine's load: every sandbox call goes through a
+`RetryingSandbox` (faults re-run, starved timeouts re-run with a longer limit and judged in CPU
+terms), and a build that still had a fault afterwards is marked ``clean: false`` in its
+``build_report.json`` with the faults named: such a pool is never reused from a cache, and the
+built-in pool is not written at all (`IncompleteError`).
 """
 
 from __future__ import annotations
@@ -20,8 +26,10 @@ from pydantic import BaseModel, Field
 
 from guardrail.errors import InputError
 from guardrail.gate import Gate
+from guardrail.sandbox.shipping import RUNNER_VERSION
 from guardrail.verdict import Verdict
-from guardrail_eval.errors import EvalError
+from guardrail_eval.errors import EvalError, IncompleteError
+from guardrail_eval.faults import RETRIES, RetryingSandbox, fault_reason
 from guardrail_eval.mutations import Mutant, MutationReport, mutate_tasks
 from guardrail_eval.pool import (
     CorpusEntry,
@@ -38,11 +46,14 @@ __all__ = [
     "DEFAULT_SEED",
     "GENERATOR",
     "REPORT_FILE",
+    "BuildFault",
     "BuildReport",
     "ExcludedTask",
     "PoolBuildError",
     "build_builtin_pool",
     "build_pool",
+    "describe_faults",
+    "read_build_report",
     "write_built_pool",
 ]
 
@@ -71,13 +82,32 @@ class ExcludedTask(BaseModel):
     reason: str
 
 
+class BuildFault(BaseModel):
+    """A verdict of the build still decided by the machine after the retries."""
+
+    task_id: str
+    candidate: str = Field(description="'canonical' or 'mutant'")
+    reason: str = Field(description="sandbox_fault or starved_timeout")
+
+
 class BuildReport(BaseModel):
-    """What a build did: tasks in and out, the mutation report, where the time went."""
+    """What a build did: tasks in and out, the mutation report, where the time went, provenance.
+
+    ``clean`` is None in reports written before it was recorded; such a pool, like one with
+    ``clean: false``, is never reused from a cache.
+    """
 
     name: str
     seed: int
     builder_version: str = BUILDER_VERSION
     sandbox: str = Field(description="the sandbox identity the verdicts came from")
+    runner_version: str | None = None
+    image_id: str | None = None
+    clean: bool | None = Field(
+        default=None, description="True when no sandbox fault was left after the retries"
+    )
+    retried: int = Field(default=0, description="jobs re-run after a fault or starved timeout")
+    faults: list[BuildFault] = Field(default_factory=list)
     tasks: int = Field(description="task sources given")
     queries: int
     corpus: int
@@ -99,6 +129,7 @@ def build_pool(
     max_distractors: int = 4,
     min_distractors: int = 1,
     strict: bool = True,
+    retries: int = RETRIES,
     on_task: Callable[[int, int], None] | None = None,
 ) -> tuple[Pool, BuildReport]:
     """Turn task sources into a pool of canonicals and verified single-line distractors.
@@ -107,15 +138,53 @@ def build_pool(
     built-in pool) a canonical that does not pass all its tests is a `PoolBuildError` naming
     every such task; otherwise (HumanEval) the task is excluded and the report says why. Tasks
     with fewer than ``min_distractors`` valid distractors are excluded (and reported) too.
-    ``on_task(done, total)`` is called after each task's mutants are settled.
+    Faulted jobs are re-run up to ``retries`` times (see `guardrail_eval.faults`); the report's
+    ``clean`` says whether any fault was left. ``on_task(done, total)`` is called after each
+    task's mutants are settled.
 
     Raises:
         PoolBuildError: ``strict`` and a canonical does not verify; or no task is left.
+        IncompleteError: ``strict`` and a canonical's verdict is still a fault.
         SandboxError: the sandbox cannot run at all.
     """
+    retrying = RetryingSandbox.around(gate.sandbox, retries=retries)
+    try:
+        own_gate = Gate(retrying, cache=gate.cache if gate.cache is not None else False)
+        pool, report = _build(
+            tasks, own_gate, seed, name, max_distractors, min_distractors, strict, on_task
+        )
+    finally:
+        retrying.close()
+    faults = _faults(tasks, retrying)
+    provenance = {
+        "runner_version": RUNNER_VERSION,
+        "image_id": getattr(gate.sandbox, "image_id", None),
+        "clean": not faults,
+        "retried": retrying.retried,
+        "faults": faults,
+    }
+    return pool, report.model_copy(update=provenance)
+
+
+def _build(  # noqa: PLR0917 - build_pool's own arguments, passed on once
+    tasks: Sequence[TaskSource],
+    gate: Gate,
+    seed: int,
+    name: str,
+    max_distractors: int,
+    min_distractors: int,
+    strict: bool,
+    on_task: Callable[[int, int], None] | None,
+) -> tuple[Pool, BuildReport]:
     started = time.perf_counter()
     excluded: list[ExcludedTask] = []
     verdicts = gate.verify([task.code for task in tasks], [task.spec for task in tasks])
+    faulted = [(task, v) for task, v in zip(tasks, verdicts, strict=True) if fault_reason(v)]
+    if faulted and strict:
+        named = "; ".join(f"{task.id}: {fault_reason(verdict)}" for task, verdict in faulted)
+        raise IncompleteError(
+            f"{len(faulted)} canonical(s) could not be judged, the sandbox failed: {named}"
+        )
     failing = [(task, v) for task, v in zip(tasks, verdicts, strict=True) if not v.verified]
     if failing and strict:
         named = "; ".join(f"{task.id}: {_why(verdict)}" for task, verdict in failing)
@@ -152,11 +221,39 @@ def build_pool(
     return pool, report
 
 
+def _faults(tasks: Sequence[TaskSource], retrying: RetryingSandbox) -> list[BuildFault]:
+    """The build's faults left after the retries, by task (a job's spec names its task)."""
+    by_spec = {task.spec.sha256: task for task in tasks}
+    faults: dict[tuple[str, str, str], None] = {}
+    for left in retrying.unsettled:
+        task = by_spec[left.job.spec.sha256]
+        candidate = "canonical" if left.job.code == task.code else "mutant"
+        faults[(task.id, candidate, left.reason)] = None
+    return [BuildFault(task_id=t, candidate=c, reason=r) for t, c, r in faults]
+
+
 def write_built_pool(pool: Pool, report: BuildReport, out_dir: Path) -> Path:
     """Write the pool under ``out_dir/data/`` (atomically) with ``build_report.json``; return it."""
     folder = write_pool(pool, out_dir)
     write_text_atomically({folder / REPORT_FILE: report.render_json()})
     return folder
+
+
+def read_build_report(pool: Pool) -> BuildReport | None:
+    """The ``build_report.json`` next to a loaded pool's files, if it has one that parses."""
+    if pool.source is None or not (pool.source / REPORT_FILE).is_file():
+        return None
+    try:
+        return BuildReport.model_validate_json((pool.source / REPORT_FILE).read_text())
+    except ValueError:
+        return None  # not one of ours (a hand-made pool): nothing to say about its build
+
+
+def describe_faults(report: BuildReport, most: int = 3) -> str:
+    """``N fault(s) left: task (candidate, reason); ...`` naming the first ``most``."""
+    named = "; ".join(f"{f.task_id} ({f.candidate}, {f.reason})" for f in report.faults[:most])
+    more = f"; and {len(report.faults) - most} more" if len(report.faults) > most else ""
+    return f"{len(report.faults)} sandbox fault(s) left after the retries: {named}{more}"
 
 
 def build_builtin_pool(
@@ -170,12 +267,19 @@ def build_builtin_pool(
 
     ``out_dir`` defaults to the package's ``pools/builtin`` folder, so the files land in
     ``pools/builtin/data/`` where `guardrail eval` reads them. Strict: every canonical must verify.
+
+    Raises:
+        PoolBuildError: see `build_pool`.
+        IncompleteError: a fault was left after the retries; nothing is written (the shipped
+            pool must be the one an idle machine builds).
     """
     from guardrail_eval.pools.builtin import DATA_DIR, load_task_sources
 
     pool, report = build_pool(
         load_task_sources(), gate, seed=seed, name="builtin", strict=True, on_task=on_task
     )
+    if not report.clean:
+        raise IncompleteError(f"the built-in pool was not written: {describe_faults(report)}")
     write_built_pool(pool, report, out_dir if out_dir is not None else DATA_DIR.parent)
     return pool, report
 

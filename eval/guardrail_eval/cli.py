@@ -5,7 +5,10 @@ built-in pool, dense retrieval with the offline MiniLM, and the Docker gate seei
 ``guardrail eval build-pool`` (re)builds the built-in or the HumanEval pool.
 
 Exit codes: 0 done, 2 bad input (a pool or results file, with file and line; a bad setting),
-3 the sandbox is unavailable.
+3 the sandbox is unavailable (checked first, before any model is loaded or index built),
+4 results incomplete: sandbox faults (a dead container, a timeout of a starved process) were
+still there after the retries; the outputs are written with the faults listed in
+``summary.json`` and ``report.md``, and the error line names the first few.
 """
 
 from __future__ import annotations
@@ -28,16 +31,27 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from guardrail.cli.common import console, err_console, fail, reporting_errors
-from guardrail.cli.options import ImageOption, NoCacheOption, TimeoutOption, build_gate
+from guardrail.cli.options import (
+    ImageOption,
+    NoCacheOption,
+    RuntimeOption,
+    TimeoutOption,
+    build_gate,
+)
 from guardrail.gate import Policy
+from guardrail.safetext import cell, clean, one_line
+from guardrail_eval.errors import IncompleteError
 from guardrail_eval.selection import BUILTIN, HUMANEVAL, SystemChoice
 
 if TYPE_CHECKING:
     from guardrail_eval.build import BuildReport
     from guardrail_eval.runner import EvalProgress
     from guardrail_eval.summary import Interval, Summary
+
+EXIT_INCOMPLETE = 4
 
 app = typer.Typer(
     name="eval",
@@ -98,9 +112,11 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
     ] = None,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
+    runtime: RuntimeOption = None,
     no_cache: NoCacheOption = False,
     seed: Annotated[
-        int, typer.Option(help="Seed of the HumanEval pool's mutations and of BM25 tie-breaks.")
+        int,
+        typer.Option(min=0, help="Seed of the HumanEval pool's mutations and of BM25 tie-breaks."),
     ] = 0,
     index_dir: Annotated[
         Path | None,
@@ -119,11 +135,11 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
     # The eval's modules import numpy, scipy and bm25s: only when the eval really runs, so that
     # every other `guardrail` command starts fast.
     from guardrail_eval.report import write_outputs
-    from guardrail_eval.runner import EvalSettings, parse_visible_tests, run_eval
+    from guardrail_eval.runner import EvalSettings, check_sandbox, parse_visible_tests, run_eval
     from guardrail_eval.selection import build_systems, default_index_dir, open_pool
     from guardrail_eval.summary import summarize
 
-    with reporting_errors():
+    with _reporting_errors():
         settings = EvalSettings(
             fetch_k=fetch_k,
             policy=policy,
@@ -133,9 +149,10 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             fail(f"--out {out} is a file; expected a folder (it is created when missing)")
         choices = system if system is not None else ([] if replay else [SystemChoice.DENSE])
         with (
-            build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate,
+            build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
             _progress() as on_progress,
         ):
+            check_sandbox(gate.sandbox)  # a missing engine or image: exit 3 in a second
             chosen = open_pool(
                 pool,
                 gate,
@@ -150,6 +167,13 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
         if out is not None:
             write_outputs(run, summary, out)
     _print_summary(summary, out)
+    if summary.faults.incomplete:
+        where = " (listed in summary.json and report.md)" if out is not None else ""
+        fail(
+            f"results incomplete: {summary.faults.describe()}{where}",
+            hint=IncompleteError.hint,
+            code=EXIT_INCOMPLETE,
+        )
 
 
 @app.command("build-pool")
@@ -164,17 +188,24 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
             " the HumanEval pool cache)."
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the mutation builder.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the mutation builder.")] = 0,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
+    runtime: RuntimeOption = None,
     no_cache: NoCacheOption = False,
 ) -> None:
-    """Build a pool: verify canonicals, mutate them into verified one-line distractors, write."""
-    with reporting_errors():
+    """Build a pool: verify canonicals, mutate them into verified one-line distractors, write.
+
+    A build left with sandbox faults exits 4 naming them: the built-in pool is then not written,
+    a HumanEval pool is written marked ``clean: false`` and rebuilt by the next run.
+    """
+    from guardrail_eval.build import describe_faults
+
+    with _reporting_errors():
         if which not in {BUILTIN, HUMANEVAL}:
             fail(f"unknown pool {which!r}; expected {BUILTIN} or {HUMANEVAL}")
         with (
-            build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate,
+            build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
             _progress() as on_progress,
         ):
 
@@ -194,14 +225,35 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
                 target = out or humaneval_cache_dir(seed, pool_cache_root())
                 pool, report = build_humaneval_pool(gate, target, seed, on_task=on_task)
     console.print(
-        f"Built pool [bold]{pool.name}[/]: {len(pool.queries)} queries, {len(pool.corpus)}"
-        f" snippets in {target / 'data'} ({report.duration_s:.1f} s,"
-        f" {report.mutation.sandbox_runs} sandbox runs).",
+        Text.assemble(
+            "Built pool ",
+            (one_line(pool.name), "bold"),
+            f": {len(pool.queries)} queries, {len(pool.corpus)}"
+            f" snippets in {one_line(str(target / 'data'))} ({report.duration_s:.1f} s,"
+            f" {report.mutation.sandbox_runs} sandbox runs).",
+        ),
         highlight=False,
     )
     console.print(_mutation_table(report))
     for task in report.excluded:
-        console.print(f"[dim]excluded {task.task_id}: {task.reason}[/]", highlight=False)
+        excluded = clean(f"excluded {task.task_id}: {task.reason}")
+        console.print(Text(excluded, "dim"), highlight=False)
+    if not report.clean:
+        fail(
+            f"pool not clean, it will be rebuilt: {describe_faults(report)}",
+            hint=IncompleteError.hint,
+            code=EXIT_INCOMPLETE,
+        )
+
+
+@contextmanager
+def _reporting_errors() -> Iterator[None]:
+    """`reporting_errors`, with `IncompleteError` mapped to its own exit code (4)."""
+    with reporting_errors():
+        try:
+            yield
+        except IncompleteError as error:
+            fail(str(error), hint=error.hint, code=EXIT_INCOMPLETE)
 
 
 @contextmanager
@@ -230,10 +282,13 @@ def _progress() -> Iterator[EvalProgress]:
 
 def _print_summary(summary: Summary, out: Path | None) -> None:
     for headline in summary.headlines:
-        console.print(headline.text, style="bold", markup=False, highlight=False, soft_wrap=True)
+        console.print(Text(clean(headline.text), "bold"), highlight=False, soft_wrap=True)
+    # Pool and arm names come from folder and file names: cells are plain text, never markup.
     table = Table(
-        title=f"pool {summary.pool.name}: {summary.pool.n_queries} queries,"
-        f" {summary.pool.n_corpus} snippets",
+        title=Text(
+            f"pool {one_line(summary.pool.name)}: {summary.pool.n_queries} queries,"
+            f" {summary.pool.n_corpus} snippets"
+        ),
         caption=escape("[95% bootstrap interval]; p: McNemar exact p, acted on buggy, vs ungated"),
         box=box.SIMPLE_HEAD,
     )
@@ -243,7 +298,7 @@ def _print_summary(summary: Summary, out: Path | None) -> None:
     for arm in summary.arms:
         comparison, cost = arm.vs_ungated, arm.gate_cost
         table.add_row(
-            arm.name,
+            cell(arm.name),
             _cell(arm.metrics["exec@1"], arm.intervals["exec@1"]),
             _cell(arm.agent.buggy, arm.intervals["agent_buggy"], percent=True),
             f"{arm.agent.nothing:.1%}",
@@ -253,7 +308,7 @@ def _print_summary(summary: Summary, out: Path | None) -> None:
     console.print(table)
     if out is not None:
         written = "results/, summary.json, report.md, report.html"
-        console.print(f"Wrote {written} to {out}", highlight=False)
+        console.print(Text(f"Wrote {written} to {one_line(str(out))}"), highlight=False)
 
 
 def _cell(value: float, interval: Interval, *, percent: bool = False) -> str:

@@ -10,7 +10,8 @@ Every eval error is an `EvalError`; the ones caused by bad input are also a
     │   ├── ResultsFormatError   (also EvalError) a results/<model>.json that cannot be used
     │   └── EvalSettingError     (also EvalError) an eval setting that cannot be used
     └── EvalError                every error raised by guardrail-eval
-        └── OutputError          an output file (pool, results, report) cannot be written
+        ├── OutputError          an output file (pool, results, report) cannot be written
+        └── IncompleteError      sandbox faults were left after the retries (CLI exit code 4)
 
 Format errors carry the file, the 1-based line and the field, and their message starts with
 ``file:line:`` so that an editor can jump to it. pydantic's validation errors are translated here
@@ -29,6 +30,7 @@ __all__ = [
     "EvalError",
     "EvalSettingError",
     "FileFormatError",
+    "IncompleteError",
     "OutputError",
     "PoolFormatError",
     "ResultsFormatError",
@@ -49,6 +51,19 @@ class OutputError(EvalError):
     """An output file cannot be written (permissions, a full disk, a path that is a file)."""
 
     hint = "choose another output directory with --out, or free some space"
+
+
+class IncompleteError(EvalError):
+    """Sandbox faults (not the candidates') were still there after the retries.
+
+    Their verdicts cannot be counted as "did not pass", so the results are incomplete; the
+    message names the first few. The CLI exits with code 4.
+    """
+
+    hint = (
+        "run again on a less loaded machine (faults and starved timeouts are never cached, so"
+        " only they are re-run); `guardrail sandbox check` tests the sandbox itself"
+    )
 
 
 class FileFormatError(EvalError, InputError):

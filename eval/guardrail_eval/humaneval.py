@@ -17,7 +17,9 @@ Per task (`task_from_problem`):
 
 Tasks that cannot be converted, or whose canonical fails the split tests, are excluded and named
 in the build report with the reason. The pool is built once per builder version and seed and
-cached under the user cache dir (`load_humaneval_pool`).
+cached under the user cache dir (`load_humaneval_pool`); a build that was left with a sandbox
+fault (its report says ``clean: false``) is used for the run that built it and rebuilt by the
+next one, never reused.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from guardrail.gate import Gate
 from guardrail_eval.build import (
     BUILDER_VERSION,
     DEFAULT_SEED,
+    REPORT_FILE,
     BuildReport,
     ExcludedTask,
     build_pool,
@@ -59,6 +62,7 @@ __all__ = [
     "extract_query",
     "humaneval_cache_dir",
     "humaneval_data_path",
+    "is_clean_build",
     "load_humaneval_pool",
     "load_humaneval_tasks",
     "read_problems",
@@ -359,10 +363,22 @@ def load_humaneval_pool(
     """The cached HumanEval pool for ``seed``, built (with ``gate``) and cached on first use.
 
     The first build runs every canonical and a few mutants per task in the sandbox (about 45 s
-    with a 2 s sandbox timeout on 2 cores, 90 s with 5 s); later calls only read the files.
+    with a 2 s sandbox timeout on 2 cores, 90 s with 5 s); later calls only read the files. A
+    cached pool is reused only when its build report says it was built clean (`is_clean_build`).
     """
     folder = humaneval_cache_dir(seed, cache_root, data_path)
-    data = folder / "data"
-    if not ((data / CORPUS_FILE).is_file() and (data / QUERIES_FILE).is_file()):
+    if not is_clean_build(folder):
         build_humaneval_pool(gate, folder, seed, data_path=data_path, on_task=on_task)
     return load_pool(folder, name="humaneval")
+
+
+def is_clean_build(folder: Path) -> bool:
+    """Whether ``folder/data`` holds a whole pool whose build report says ``clean: true``."""
+    data = folder / "data"
+    if not all((data / name).is_file() for name in (CORPUS_FILE, QUERIES_FILE, REPORT_FILE)):
+        return False
+    try:
+        report = BuildReport.model_validate_json((data / REPORT_FILE).read_text())
+    except ValueError:
+        return False  # unreadable or from an older builder: build again
+    return report.clean is True

@@ -13,7 +13,9 @@ Unknown fields are accepted and kept everywhere. Our own pools add two fields to
 ``entry_point`` (the name the tests call) and ``test_setup`` (code run before the tests).
 Every problem is a `PoolFormatError` naming the file, the line and the field: bad JSON, a missing
 or mistyped field, a test that does not parse, a duplicate id, a query naming an unknown corpus
-id or one with the wrong label.
+id or one with the wrong label, a snippet over the sandbox's limit (`MAX_CODE_BYTES`), tests over
+the spec limit (`MAX_SPEC_BYTES`). Files are read a line at a time, each line capped, so a huge
+snippet costs an error, not the host's memory.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from guardrail.errors import SpecError
-from guardrail.spec import Spec
+from guardrail.precheck import at_line, parse, size_problem
+from guardrail.spec import Spec, spec_size_problem
+from guardrail.textfiles import read_jsonl
 from guardrail_eval.errors import (
     EvalSettingError,
     OutputError,
@@ -223,7 +227,7 @@ class Pool:
         canonical = self.canonical(query)
         path, line = self._where(CORPUS_FILE, canonical.corpus_id)
         try:
-            module = ast.parse(canonical.code)
+            module = parse(canonical.code)
         except SyntaxError as exc:
             raise PoolFormatError(
                 path, line, "code", f"canonical {canonical.corpus_id!r} does not parse: {exc.msg}"
@@ -263,6 +267,9 @@ def load_pool(path: Path, name: str | None = None) -> Pool:
     corpus_path = folder / CORPUS_FILE
     for line, row in _read_jsonl(corpus_path):
         entry = _validate(CorpusEntry, row, corpus_path, line)
+        too_large = size_problem(entry.code)
+        if too_large is not None:
+            raise PoolFormatError(corpus_path, line, "code", too_large)
         _claim_id(pool, CORPUS_FILE, entry.corpus_id, "corpus_id", line)
         pool.corpus[entry.corpus_id] = entry
     queries_path = folder / QUERIES_FILE
@@ -413,28 +420,26 @@ def _default_name(folder: Path) -> str:
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank line."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise PoolFormatError(path, None, "", "required file is missing") from None
-    except OSError as exc:
-        raise PoolFormatError(path, None, "", f"cannot read: {exc.strerror or exc}") from None
-    for number, data in enumerate(raw.removeprefix(b"\xef\xbb\xbf").split(b"\n"), start=1):
-        if not data.strip():
-            continue
-        try:
-            row = json.loads(data.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise PoolFormatError(path, number, "", f"not UTF-8 text: {exc.reason}") from None
-        except json.JSONDecodeError as exc:
-            raise PoolFormatError(
-                path, number, "", f"not valid JSON: {exc.msg} (column {exc.colno})"
-            ) from None
-        if not isinstance(row, dict):
-            raise PoolFormatError(
-                path, number, "", f"expected a JSON object, got {type(row).__name__}"
-            )
+
+    def error(line: int | None, problem: str) -> PoolFormatError:
+        return PoolFormatError(path, line, "", problem)
+
+    for number, row in read_jsonl(path, error, missing="required file is missing"):
+        _check_unicode(row, path, number)
         yield number, row
+
+
+def _check_unicode(row: dict[str, Any], path: Path, line: int) -> None:
+    """Refuse a ``\\udXXX`` escape that is not half of a pair: no index, embedding or file
+    can hold the lone surrogate it decodes to, so it would crash the eval after its work."""
+    text = json.dumps(row, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        found = f"\\u{ord(text[exc.start]):04x}"
+        raise PoolFormatError(
+            path, line, "", f"a string holds {found}, a lone surrogate (not valid Unicode)"
+        ) from None
 
 
 def _validate(model: type[_Model], row: dict[str, Any], path: Path, line: int) -> _Model:
@@ -446,17 +451,20 @@ def _validate(model: type[_Model], row: dict[str, Any], path: Path, line: int) -
 
 
 def _check_code(query: Query, path: Path, line: int) -> None:
+    too_large = spec_size_problem(query.test_suite, query.test_setup)
+    if too_large is not None:
+        raise PoolFormatError(path, line, "test_suite", too_large)
     pieces = [(f"test_suite[{index}]", test) for index, test in enumerate(query.test_suite)]
     pieces.append(("test_setup", query.test_setup))
     for where, source in pieces:
         if where != "test_setup" and not source.strip():
             raise PoolFormatError(path, line, where, "empty test")
         try:
-            ast.parse(source)
+            parse(source)
         except SyntaxError as exc:
-            raise PoolFormatError(
-                path, line, where, f"does not parse (line {exc.lineno}): {exc.msg}: {source!r}"
-            ) from None
+            shown = source if len(source) <= 200 else source[:200] + "..."
+            problem = f"does not parse{at_line(exc)}: {exc.msg}: {shown!r}"
+            raise PoolFormatError(path, line, where, problem) from None
 
 
 def _claim_id(pool: Pool, filename: str, key: str, field_name: str, line: int) -> None:
@@ -472,9 +480,9 @@ def _claim_id(pool: Pool, filename: str, key: str, field_name: str, line: int) -
 def _called_names(tests: list[str]) -> Iterator[str]:
     for test in tests:
         try:
-            tree = ast.parse(test)
+            tree = parse(test)
         except SyntaxError as exc:
-            raise SpecError(f"test does not parse (line {exc.lineno}): {exc.msg}") from None
+            raise SpecError(f"test does not parse{at_line(exc)}: {exc.msg}") from None
         calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
         for call in sorted(calls, key=lambda node: (node.lineno, node.col_offset)):
             if isinstance(call.func, ast.Name):

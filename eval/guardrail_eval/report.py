@@ -10,16 +10,21 @@
 - ``summary.json``: the `Summary`;
 - ``report.md`` and ``report.html`` (self-contained: plots are inline base64 PNGs, no external
   reference of any kind), both rendered from one list of blocks.
+
+Names, ids, bug types and paths come from pools and results files: the blocks hold them as plain
+text, and each renderer escapes every piece of text it writes (`guardrail.safetext`), so no pool
+can add markup, HTML or escape sequences to a report. The JSON files are written with
+`dumps_json`: any string, even a lone surrogate, is written and reads back unchanged.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from guardrail.safetext import dumps_json, html, markdown, one_line
 from guardrail_eval.metrics import compute_metrics, metric_keys, round_metrics
 from guardrail_eval.pool import Pool, write_text_atomically
 from guardrail_eval.results import QueryResult, ResultsFile, TopResult
@@ -57,17 +62,18 @@ def write_outputs(run: EvalRun, summary: Summary, out_dir: Path) -> list[Path]:
         OutputError: a file cannot be written.
     """
     files = {
-        out_dir / results_file_name(arm): results_file(arm, run.pool, run.settings).model_dump_json(
-            indent=2
-        )
-        + "\n"
+        out_dir / results_file_name(arm): _json(results_file(arm, run.pool, run.settings))
         for arm in run.arms
     }
-    files[out_dir / SUMMARY_FILE] = summary.model_dump_json(indent=2) + "\n"
+    files[out_dir / SUMMARY_FILE] = _json(summary)
     files[out_dir / MARKDOWN_FILE] = render_markdown(summary)
     files[out_dir / HTML_FILE] = render_html(summary)
     write_text_atomically(files)
     return list(files)
+
+
+def _json(model: ResultsFile | Summary) -> str:
+    return dumps_json(model.model_dump(mode="json")) + "\n"
 
 
 def results_file(arm: Arm, pool: Pool, settings: EvalSettings) -> ResultsFile:
@@ -167,24 +173,33 @@ class _Image:
 
 _Block = _Heading | _Paragraph | _Table | _Image
 
+PARAGRAPH_LIMIT = 4000
+"""Cap of one paragraph or heading of a report (its own words plus names from the pool)."""
+CELL_LIMIT = 1000
+"""Cap of one table cell of a report."""
+BUG_TYPES_SHOWN = 20
+"""Bug types named in a report's cell or legend; the rest are counted together."""
+
 
 def render_markdown(summary: Summary) -> str:
     """``report.md``: the report without its figures (they are in ``report.html``)."""
     lines: list[str] = []
     for block in _document(summary, figures=False):
         if isinstance(block, _Heading):
-            lines += ["#" * block.level + " " + block.text, ""]
+            lines += ["#" * block.level + " " + markdown(block.text, PARAGRAPH_LIMIT), ""]
         elif isinstance(block, _Paragraph):
-            lines += [f"**{block.text}**" if block.strong else block.text, ""]
+            text = markdown(block.text, PARAGRAPH_LIMIT)
+            lines += [f"**{text}**" if block.strong else text, ""]
         elif isinstance(block, _Table):
-            lines.append("| " + " | ".join(block.headers) + " |")
+            lines.append(_markdown_row(block.headers))
             lines.append("|" + "---|" * len(block.headers))
-            lines += [
-                "| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
-                for row in block.rows
-            ]
+            lines += [_markdown_row(row) for row in block.rows]
             lines.append("")
     return "\n".join(lines)
+
+
+def _markdown_row(cells: list[str]) -> str:
+    return "| " + " | ".join(markdown(cell, CELL_LIMIT) for cell in cells) + " |"
 
 
 def render_html(summary: Summary) -> str:
@@ -192,25 +207,28 @@ def render_html(summary: Summary) -> str:
     body: list[str] = []
     for block in _document(summary, figures=True):
         if isinstance(block, _Heading):
-            body.append(f"<h{block.level}>{html.escape(block.text)}</h{block.level}>")
+            text = html(one_line(block.text, PARAGRAPH_LIMIT))
+            body.append(f"<h{block.level}>{text}</h{block.level}>")
         elif isinstance(block, _Paragraph):
-            text = html.escape(block.text)
+            text = html(one_line(block.text, PARAGRAPH_LIMIT))
             body.append(f"<p><strong>{text}</strong></p>" if block.strong else f"<p>{text}</p>")
         elif isinstance(block, _Table):
-            head = "".join(f"<th>{html.escape(cell)}</th>" for cell in block.headers)
+            head = "".join(f"<th>{html(one_line(cell, CELL_LIMIT))}</th>" for cell in block.headers)
             rows = "".join(
-                "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
+                "<tr>"
+                + "".join(f"<td>{html(one_line(cell, CELL_LIMIT))}</td>" for cell in row)
+                + "</tr>"
                 for row in block.rows
             )
             body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
         else:
             data = base64.b64encode(block.png).decode("ascii")
-            alt = html.escape(block.title)
+            alt = html(one_line(block.title))
             body.append(
                 f'<figure><img alt="{alt}" src="data:image/png;base64,{data}">'
                 f"<figcaption>{alt}</figcaption></figure>"
             )
-    title = html.escape(f"guardrail eval: {summary.pool.name}")
+    title = html(one_line(f"guardrail eval: {summary.pool.name}"))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{title}</title><style>{_CSS}</style></head>\n<body>\n"
@@ -232,6 +250,9 @@ def _document(summary: Summary, *, figures: bool) -> list[_Block]:
     pool, settings = summary.pool, summary.settings
     blocks: list[_Block] = [_Heading(1, f"guardrail eval: {pool.name}")]
     blocks += [_Paragraph(headline.text, strong=True) for headline in summary.headlines]
+    faults = summary.faults
+    if faults.incomplete:
+        blocks.append(_Paragraph(f"Results incomplete: {faults.describe()}.", strong=True))
     blocks.append(
         _Paragraph(
             f"Pool {pool.name} ({pool.source or 'built in code'}): {pool.n_queries} queries,"
@@ -295,7 +316,7 @@ def _system_blocks(summary: Summary, arms: list[ArmSummary]) -> list[_Block]:
                     arm.name,
                     str(arm.rank1_misses.n_misses),
                     _share(arm.rank1_misses.paired_share),
-                    ", ".join(f"{b} {n}" for b, n in arm.rank1_misses.by_bug_type.items()) or "-",
+                    _bug_type_counts(arm.rank1_misses.by_bug_type),
                 ]
                 for arm in arms
             ],
@@ -346,10 +367,22 @@ def _method_blocks(summary: Summary) -> list[_Block]:
         _Paragraph(f"Optional pool files: {optional}."),
         _Paragraph(
             f"Sandbox {summary.sandbox}; verdict cache {summary.cache};"
-            f" {summary.verifications} verifications, {summary.sandbox_runs} sandbox runs."
+            f" {summary.verifications} verifications, {summary.sandbox_runs} sandbox runs;"
+            f" {summary.faults.retried} re-run after a sandbox fault or starved timeout,"
+            f" {summary.faults.remaining} still faults (listed in summary.json)."
         ),
         _Paragraph(f"Timings (s): {timings}."),
     ]
+
+
+def _bug_type_counts(by_bug_type: dict[str, int]) -> str:
+    """``off_by_one 2, wrong_operator 1``: the most frequent bug types, each name capped."""
+    ranked = sorted(by_bug_type.items(), key=lambda pair: -pair[1])
+    named = [f"{one_line(bug, 60)} {count}" for bug, count in ranked[:BUG_TYPES_SHOWN]]
+    rest = ranked[BUG_TYPES_SHOWN:]
+    if rest:
+        named.append(f"{len(rest)} other bug types {sum(count for _, count in rest)}")
+    return ", ".join(named) or "-"
 
 
 def _with_interval(interval: Interval, *, signed: bool = False) -> str:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from guardrail.safetext import dumps_json
 from guardrail_eval.errors import ResultsFormatError, describe_validation_error, format_location
 from guardrail_eval.metrics import RankedItem, RankedQuery, compute_metrics, round_metrics
 from guardrail_eval.pool import write_text_atomically
@@ -171,7 +172,7 @@ def write_results(results: ResultsFile, path: Path) -> None:
     Raises:
         OutputError: the file cannot be written.
     """
-    text = json.dumps(results.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    text = dumps_json(results.model_dump(mode="json")) + "\n"
     write_text_atomically({path: text})
 
 

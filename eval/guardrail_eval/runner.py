@@ -14,6 +14,11 @@ For every retrieval system and query (`run_eval`):
 
 An abstained query hands over nothing. Verdicts already obtained in this run for the same
 snippet and spec are reused, so even a Gate without a verdict cache judges each pair once.
+
+Every sandbox call goes through a `RetryingSandbox`: a verdict the machine decided (a sandbox
+fault, a starved timeout) is re-run, and what is still a fault afterwards is listed by
+`EvalRun.faults` so that the summary names it and the CLI exits 4 rather than publishing it as
+"did not pass". The engine and the image are checked before any system indexes anything.
 """
 
 from __future__ import annotations
@@ -24,10 +29,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from guardrail.gate import Candidate, Gate, GatedCandidate, GateResult, Policy
-from guardrail.sandbox.base import Job, Sandbox
+from guardrail.sandbox.base import Sandbox
 from guardrail.spec import Spec
 from guardrail.verdict import Verdict
 from guardrail_eval.errors import EvalSettingError
+from guardrail_eval.faults import RetryingSandbox, fault_reason
 from guardrail_eval.metrics import DEFAULT_KS, RankedQuery
 from guardrail_eval.pool import Pool, Query
 from guardrail_eval.systems import Retrieval, RetrievalSystem
@@ -37,10 +43,12 @@ __all__ = [
     "EvalProgress",
     "EvalRun",
     "EvalSettings",
+    "FaultedVerdict",
     "GateCost",
     "JudgedItem",
     "QueryOutcome",
     "SystemRun",
+    "check_sandbox",
     "parse_visible_tests",
     "run_eval",
     "visible_label",
@@ -213,26 +221,54 @@ class EvalRun:
     timings: dict[str, float] = field(default_factory=dict)
     verifications: int = 0
     sandbox_runs: int = 0
+    retried: int = 0
 
     @property
     def arms(self) -> list[Arm]:
         return [arm for run in self.systems for arm in (run.ungated, *run.gated)]
 
+    def faults(self) -> list[FaultedVerdict]:
+        """Every verdict the numbers rest on that is still a fault after the retries.
 
-class _CountingSandbox(Sandbox):
-    """Delegates to another sandbox and counts the jobs it really ran (cache misses)."""
+        Ground truth and gate verdicts alike, each (query, snippet, judged by) once, in run order.
+        """
+        found: dict[FaultedVerdict, None] = {}
+        for arm in self.arms:
+            for outcome in arm.outcomes:
+                for item in (*outcome.items, *outcome.dropped):
+                    judged = [("ground truth", item.truth)]
+                    if item.gate_verdict is not None:
+                        judged.append((arm.name, item.gate_verdict))
+                    for judged_by, verdict in judged:
+                        reason = fault_reason(verdict)
+                        if reason is not None:
+                            query_id, corpus_id = outcome.query.query_id, item.corpus_id
+                            found[FaultedVerdict(query_id, corpus_id, reason, judged_by)] = None
+        return list(found)
 
-    def __init__(self, inner: Sandbox) -> None:
-        self.inner = inner
-        self.jobs = 0
 
-    @property
-    def identity(self) -> str:
-        return self.inner.identity
+@dataclass(frozen=True, slots=True)
+class FaultedVerdict:
+    """A verdict the machine decided (see `guardrail_eval.faults`), left after the retries.
 
-    def run(self, jobs: Sequence[Job]) -> list[Verdict]:
-        self.jobs += len(jobs)
-        return self.inner.run(jobs)
+    ``judged_by`` is ``ground truth`` (the full suite) or the name of the gated arm.
+    """
+
+    query_id: str
+    corpus_id: str
+    reason: str
+    judged_by: str
+
+
+def check_sandbox(sandbox: Sandbox) -> None:
+    """Raise `SandboxError` now when the engine or the image is missing (a `DockerSandbox`).
+
+    The `Sandbox` contract has no readiness check; a Docker sandbox does, and it takes about a
+    second, where finding out at the first gated query costs the whole indexing first.
+    """
+    check = getattr(sandbox, "check_ready", None)
+    if callable(check):
+        check()
 
 
 def run_eval(
@@ -251,7 +287,7 @@ def run_eval(
     Raises:
         EvalSettingError: no systems, or two with the same name.
         PoolFormatError, SpecError: a query's tests cannot make a spec.
-        SandboxError: the sandbox cannot run at all.
+        SandboxError: the sandbox cannot run at all (checked before any system indexes).
     """
     settings = settings or EvalSettings()
     names = [system.name for system in systems]
@@ -261,17 +297,22 @@ def run_eval(
     work = [(system, system.queries(pool)) for system in systems]
     for _, queries in work:
         specs.check(queries)
+    check_sandbox(gate.sandbox)
     loop = _Loop(specs, gate, on_progress or _no_progress)
-    runs = [loop.run_system(system, queries) for system, queries in work]
+    try:
+        runs = [loop.run_system(system, queries) for system, queries in work]
+    finally:
+        loop.sandbox.close()
     return EvalRun(
         pool=pool,
         settings=settings,
         systems=runs,
-        sandbox=loop.counting.identity,
+        sandbox=loop.sandbox.identity,
         cache=gate.cache.path if gate.cache is not None else "off",
         timings=loop.timings,
         verifications=loop.judge.verdicts_seen,
-        sandbox_runs=loop.counting.jobs,
+        sandbox_runs=loop.sandbox.jobs,
+        retried=loop.sandbox.retried,
     )
 
 
@@ -341,16 +382,16 @@ class _Judge:
 
 
 class _Loop:
-    """One eval's moving parts: specs, the counted sandbox, the gate, the judge, the timings."""
+    """One eval's moving parts: specs, the retrying sandbox, the gate, the judge, the timings."""
 
     def __init__(self, specs: _Specs, gate: Gate, report: EvalProgress) -> None:
         self.specs = specs
         self.settings = specs.settings
         self.report = report
-        self.counting = _CountingSandbox(gate.sandbox)
+        self.sandbox = RetryingSandbox.around(gate.sandbox)
         cache = gate.cache if gate.cache is not None else False
-        self.gate = Gate(self.counting, cache=cache, policy=self.settings.policy)
-        self.judge = _Judge(Gate(self.counting, cache=cache), specs)
+        self.gate = Gate(self.sandbox, cache=cache, policy=self.settings.policy)
+        self.judge = _Judge(Gate(self.sandbox, cache=cache), specs)
         self.timings: dict[str, float] = {}
 
     def run_system(self, system: RetrievalSystem, queries: Sequence[Query]) -> SystemRun:
@@ -418,12 +459,12 @@ class _Loop:
             Candidate(code=corpus[item.corpus_id].code, id=item.corpus_id, score=item.score)
             for item in retrieval.ranking[: self.settings.fetch_k]
         ]
-        runs_before = self.counting.jobs
+        runs_before = self.sandbox.jobs
         started = time.perf_counter()
         result = self.gate.gate(candidates, spec)
         latency = time.perf_counter() - started
         hits = sum(1 for item in result.judged if item.verdict.cached)
-        return result, GateCost(latency, self.counting.jobs - runs_before, hits)
+        return result, GateCost(latency, self.sandbox.jobs - runs_before, hits)
 
     @contextmanager
     def _timed(self, key: str) -> Iterator[None]:

@@ -6,7 +6,8 @@ interval for every metric and agent-view share, the rank-1 miss composition, the
 canonical-below-a-distractor share (systems that score the whole pool) and, for gated arms, the
 gate cost per query and the comparison with the same system ungated: paired bootstrap intervals
 of every gated-minus-ungated difference, and McNemar's exact test for exec@1 and for "acts on
-buggy code".
+buggy code". ``faults`` counts the sandbox faults re-run and names those left: while any is left
+(or the pool's own build was left with one) the numbers are incomplete, and the CLI says so.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, Field
 
+from guardrail_eval.build import describe_faults, read_build_report
 from guardrail_eval.metrics import (
     AGENT_KEYS,
     RankedQuery,
@@ -42,6 +44,8 @@ __all__ = [
     "AgentShares",
     "ArmSummary",
     "Comparison",
+    "FaultItem",
+    "Faults",
     "GateCostSummary",
     "Headline",
     "Interval",
@@ -53,7 +57,7 @@ __all__ = [
     "summarize",
 ]
 
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2  # 2: faults
 _DIGITS = 4
 _UNUSED_BECAUSE = {
     DISTRACTOR_METADATA_FILE: "present, not used (the metrics need only the corpus and queries)",
@@ -194,6 +198,48 @@ class SettingsInfo(BaseModel):
     ks: list[int]
 
 
+class FaultItem(BaseModel):
+    """A verdict still decided by the machine after the retries (see `guardrail_eval.faults`)."""
+
+    query_id: str
+    corpus_id: str
+    reason: str = Field(description="sandbox_fault or starved_timeout")
+    judged_by: str = Field(description="'ground truth' or the gated arm's name")
+
+
+class Faults(BaseModel):
+    """Sandbox faults: how many jobs were re-run, which verdicts are still faults.
+
+    A faulted verdict counts as "did not pass" in the metrics, which is not what the candidate
+    did: while ``remaining`` > 0 or ``pool_build`` names faults, the numbers are incomplete.
+    """
+
+    retried: int
+    remaining: int
+    items: list[FaultItem]
+    pool_build: str | None = Field(
+        default=None, description="the pool's build left faults (named): it was not cached"
+    )
+
+    @property
+    def incomplete(self) -> bool:
+        return self.remaining > 0 or self.pool_build is not None
+
+    def describe(self, most: int = 3) -> str:
+        """One line naming the first ``most`` faults left (and the pool build's)."""
+        parts = []
+        if self.remaining:
+            named = "; ".join(
+                f"{item.query_id} {item.corpus_id} ({item.judged_by}: {item.reason})"
+                for item in self.items[:most]
+            )
+            more = f"; and {self.remaining - most} more" if self.remaining > most else ""
+            parts.append(f"{self.remaining} verdict(s) still sandbox faults: {named}{more}")
+        if self.pool_build is not None:
+            parts.append(f"pool build: {self.pool_build}")
+        return "; ".join(parts)
+
+
 class Summary(BaseModel):
     """Everything ``summary.json`` holds."""
 
@@ -207,6 +253,7 @@ class Summary(BaseModel):
     verifications: int
     sandbox_runs: int
     timings_s: dict[str, float]
+    faults: Faults
     headlines: list[Headline]
     arms: list[ArmSummary]
 
@@ -260,8 +307,26 @@ def summarize(run: EvalRun) -> Summary:
         verifications=run.verifications,
         sandbox_runs=run.sandbox_runs,
         timings_s={key: round(value, 3) for key, value in run.timings.items()},
+        faults=_faults(run),
         headlines=headlines,
         arms=arms,
+    )
+
+
+def _faults(run: EvalRun) -> Faults:
+    items = [
+        FaultItem(
+            query_id=f.query_id, corpus_id=f.corpus_id, reason=f.reason, judged_by=f.judged_by
+        )
+        for f in run.faults()
+    ]
+    build = read_build_report(run.pool)
+    unclean = build is not None and build.clean is False
+    return Faults(
+        retried=run.retried,
+        remaining=len(items),
+        items=items,
+        pool_build=describe_faults(build) if build is not None and unclean else None,
     )
 
 

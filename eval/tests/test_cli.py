@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 import guardrail_eval.pools.builtin as builtin
+from guardrail import safetext
 from guardrail.cli.app import app
 from guardrail.gate import Gate
 from guardrail.index import SentenceTransformerEmbedding
 from guardrail_eval.build import build_pool, write_built_pool
+from guardrail_eval.pool import load_pool
 from guardrail_eval.pools.builtin import load_task_sources
 from guardrail_eval.results import load_results, recompute_metrics
 
@@ -130,3 +133,119 @@ def test_help_lists_the_options_and_the_build_command() -> None:
         assert option in result.stdout
     for option in ["--out", "--image", "--timeout", "--no-cache", "--seed", "build-pool"]:
         assert option in result.stdout
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--seed", "-1"],
+        ["--timeout", "nan"],
+        ["--timeout", "1e10"],
+        ["build-pool", "builtin", "--seed", "-1"],
+        ["build-pool", "builtin", "--timeout", "inf"],
+    ],
+)
+def test_numbers_out_of_range_exit_2_before_anything_runs(arguments: list[str]) -> None:
+    result = runner.invoke(app, ["eval", *arguments])
+    assert result.exit_code == 2, result.output
+    assert ("--seed" if "--seed" in arguments else "--timeout") in result.stderr
+
+
+# Pool text aimed at the outputs: every bug type also holds mathtext that does not parse, so any
+# rank-1 miss reaches the plots with it.
+HOSTILE_BUG_TYPES = [
+    "$x^2$ $\\undefined$",
+    "[bold green]verified[/] $\\frac$",
+    "<script>alert(1)</script> $\\frac$",
+    "a|b `tick` **bold** # $\\frac$",
+    "\x1b]0;pwned\x07\x1b[2J \x9b31m \u202eelif $\\frac$",
+    "_private $\\frac$",
+]
+HOSTILE_SUFFIX = " [/]|`$_x$`<b>\u202e"
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _hostile_pool(tmp_path: Path) -> Path:
+    """The flat fixture with markup, HTML, Markdown, mathtext and escapes in its text."""
+    folder = tmp_path / "pool [blink]x $y$ <b>b"
+    folder.mkdir()
+    ids: dict[str, str] = {}
+    corpus: list[str] = []
+    for line in (FIXTURES / "flat" / "corpus.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        ids[row["corpus_id"]] = row["corpus_id"] + HOSTILE_SUFFIX
+        row["corpus_id"] = ids[row["corpus_id"]]
+        if row["label"] == "incorrect":
+            row["bug_type"] = HOSTILE_BUG_TYPES[len(corpus) % len(HOSTILE_BUG_TYPES)]
+        corpus.append(json.dumps(row))
+    queries: list[str] = []
+    for line in (FIXTURES / "flat" / "queries.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        row["query_id"] += HOSTILE_SUFFIX
+        row["query"] = "[bold]<i>|`" + row["query"] + "\x1b]0;t\x07 $x$"
+        for key in ("correct_corpus_ids", "paired_distractor_corpus_ids"):
+            row[key] = [ids[cid] for cid in row[key]]
+        queries.append(json.dumps(row))
+    (folder / "corpus.jsonl").write_text("\n".join(corpus) + "\n")
+    (folder / "queries.jsonl").write_text("\n".join(queries) + "\n")
+    return folder
+
+
+@pytest.mark.docker
+def test_pool_text_is_plain_text_in_every_output(tmp_path: Path) -> None:
+    """Before: a C1 control and a bidi override reached the files raw, `$\\frac$` crashed the
+    plots after the whole run, and names went into the terminal table as markup."""
+    folder, out = _hostile_pool(tmp_path), tmp_path / "out"
+    result = runner.invoke(
+        app, ["eval", "--pool", str(folder), "--system", "bm25", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert not RAW.search(result.output.replace("\n", ""))
+    assert "pool pool [blink]x $y$ <b>b:" in result.stdout  # the table title, not markup
+
+    summary_text = (out / "summary.json").read_text(encoding="utf-8")
+    summary = json.loads(summary_text)
+    misses = {bug for arm in summary["arms"] for bug in arm["rank1_misses"]["by_bug_type"]}
+    assert misses and misses <= set(HOSTILE_BUG_TYPES)  # the exact strings
+    pool = load_pool(folder)
+    for name in ["bm25", "bm25+gate"]:
+        results = load_results(out / "results" / f"{name}.json")
+        for query in results.per_query:
+            assert query.query_id in {q.query_id for q in pool.queries}
+            for item in query.top_results:
+                assert item.bug_type == (pool.corpus[item.corpus_id].bug_type or "")
+
+    markdown_text = (out / "report.md").read_text(encoding="utf-8")
+    page = (out / "report.html").read_text(encoding="utf-8")
+    for text in (markdown_text, page, summary_text):
+        assert not RAW.search(text.replace("\n", ""))
+    assert "# guardrail eval: pool \\[blink\\]x \\$y\\$ &lt;b>b" in markdown_text
+    assert "<script" not in markdown_text and "<b>" not in markdown_text
+    assert not re.search(r"<script|<b>|<i>", page, re.IGNORECASE)
+    assert "guardrail eval: pool [blink]x $y$ &lt;b&gt;b" in page
+    for bug in misses:
+        assert safetext.markdown(safetext.one_line(bug, 60)) in markdown_text
+        assert safetext.html(safetext.one_line(bug, 60)) in page
+    assert len(re.findall(r"data:image/png;base64,", page)) == 3
+
+
+def test_a_lone_surrogate_in_a_pool_is_refused_with_its_line(tmp_path: Path) -> None:
+    """It would crash the dense index (and any UTF-8 file) only after the run had started."""
+    folder = _hostile_pool(tmp_path)
+    lines = (folder / "corpus.jsonl").read_text().splitlines()
+    row = json.loads(lines[1])
+    row["code"] += "# \udc80\n"
+    lines[1] = json.dumps(row)
+    (folder / "corpus.jsonl").write_text("\n".join(lines) + "\n")
+    result = runner.invoke(app, ["eval", "--pool", str(folder), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "corpus.jsonl:2: a string holds \\udc80, a lone surrogate" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_plot_labels_are_one_visible_capped_line() -> None:
+    from guardrail_eval.plots import _label
+
+    assert _label("_private") == " _private"  # matplotlib would drop it from the legend
+    assert _label("a\nb $x$ \x1b") == "a\\nb $x$ \\x1b"
+    assert len(_label("x" * 500)) <= 60

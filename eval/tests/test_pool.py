@@ -254,7 +254,7 @@ def test_a_line_that_is_not_an_object(release_copy: Path) -> None:
     path = release_copy / "data" / "queries.jsonl"
     path.write_text(path.read_text() + '["q_0009"]\n')
     with pytest.raises(
-        PoolFormatError, match=r"queries\.jsonl:4: expected a JSON object, got list"
+        PoolFormatError, match=r"queries\.jsonl:4: expected a JSON object, got a list"
     ):
         load_pool(release_copy)
 
@@ -414,3 +414,54 @@ def test_spec_errors_surface_for_pools_built_in_code() -> None:
     )
     with pytest.raises(SpecError):
         pool.spec(pool.queries[0])
+
+
+def test_an_empty_pool_file_is_named(release_copy: Path) -> None:
+    path = release_copy / "data" / "queries.jsonl"
+    path.write_text("\n\n")
+    with pytest.raises(PoolFormatError, match=r"queries\.jsonl: there are no queries") as caught:
+        load_pool(release_copy)
+    assert caught.value.path == path
+
+
+def test_a_snippet_over_the_sandbox_limit_is_refused_at_load(release_copy: Path) -> None:
+    from guardrail.precheck import MAX_CODE_BYTES
+
+    path = release_copy / "data" / "corpus.jsonl"
+    edit_line(path, 2, {"code": "def f():\n    return 1\n" + "#" * MAX_CODE_BYTES})
+    with pytest.raises(
+        PoolFormatError, match=r"corpus\.jsonl:2: code: the candidate takes"
+    ) as caught:
+        load_pool(release_copy)
+    assert f"{MAX_CODE_BYTES:,}" in str(caught.value)
+
+
+def test_a_huge_line_is_refused_without_reading_the_file_whole(release_copy: Path) -> None:
+    from guardrail.textfiles import MAX_JSONL_LINE_BYTES
+
+    path = release_copy / "data" / "corpus.jsonl"
+    with path.open("r+b") as handle:  # a 100 MB last line (sparse: costs no disk)
+        handle.truncate(path.stat().st_size + (100 << 20))
+    lines = RELEASE.joinpath("data", "corpus.jsonl").read_text().count("\n")
+    with pytest.raises(PoolFormatError, match=rf"corpus\.jsonl:{lines + 1}: the line is over"):
+        load_pool(release_copy)
+    assert MAX_JSONL_LINE_BYTES < 100 << 20
+
+
+@pytest.mark.parametrize(
+    ("test", "problem"),
+    [
+        ("assert f(" + "-" * 200_000 + "1) == 1", "too deeply nested"),
+        ("assert f(" + "(" * 1_000 + ")" * 1_000 + ") == 1", "too many nested parentheses"),
+        ("assert f(1) == " + repr("x" * (1 << 20)), "a spec may take at most"),
+    ],
+    ids=["nesting_bomb", "bracket_bomb", "too_large"],
+)
+def test_tests_that_would_crash_the_host_are_a_pool_error(
+    release_copy: Path, test: str, problem: str
+) -> None:
+    path = release_copy / "data" / "queries.jsonl"
+    edit_line(path, 1, {"test_suite": [test]})
+    with pytest.raises(PoolFormatError, match=r"queries\.jsonl:1: test_suite") as caught:
+        load_pool(release_copy)
+    assert problem in str(caught.value)

@@ -151,8 +151,8 @@ def test_markdown_report_has_the_headline_and_a_table_per_system(
     assert text == render_markdown(summary)
     assert "**acted on buggy code: ungated 66.7% -> gated 0.0%" in text
     assert "## bm25" in text and "## fixture__toy-minilm" in text
-    assert "| exec@1 | 0.3333 [" in text
-    assert "| acted on buggy code | 0.6667 [" in text
+    assert "| exec@1 | 0.3333 \\[" in text
+    assert "| acted on buggy code | 0.6667 \\[" in text
     assert "McNemar exact, fixture__toy-minilm vs fixture__toy-minilm+gate" in text
     assert "data:image" not in text
 

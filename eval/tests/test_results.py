@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,19 @@ def test_write_results_round_trips_byte_for_byte(tmp_path: Path) -> None:
     write_results(load_results(RESULTS), target)
     assert target.read_bytes() == RESULTS.read_bytes()
     assert [path.name for path in target.parent.iterdir()] == [target.name]
+
+
+def test_write_results_keeps_any_string_exact_and_the_file_terminal_safe(tmp_path: Path) -> None:
+    results = load_results(RESULTS)
+    hostile = "\udc80 lone surrogate, \x9b31m C1, \u202e bidi, \x1b]0;t\x07 OSC, ünï ✓"
+    item = results.per_query[0].top_results[0]
+    results.per_query[0].top_results[0] = item.model_copy(update={"bug_type": hostile})
+    target = tmp_path / "hostile.json"
+    write_results(results, target)  # a lone surrogate made this raise UnicodeEncodeError
+    text = target.read_text(encoding="utf-8")
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\ud800-\udfff]", text)
+    assert "ünï ✓" in text
+    assert load_results(target).per_query[0].top_results[0].bug_type == hostile
 
 
 def test_write_results_failure_is_an_output_error(tmp_path: Path) -> None:

@@ -1,14 +1,16 @@
 """The root ``guardrail`` Typer app: registers each command module and maps errors to exit codes.
 
 Exit codes: 0 success, 1 the command ran but nothing verified, 2 bad input, 3 the sandbox or
-another backend is unavailable.
+another backend is unavailable, 70 an internal error (the table is in `guardrail.cli.common`).
 """
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
-from guardrail.cli import index, sandbox, search, verify
+from guardrail.cli import common, index, sandbox, search, verify
 
 app = typer.Typer(
     name="guardrail",
@@ -17,6 +19,20 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+@app.callback()
+def _root(
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug", envvar="GUARDRAIL_DEBUG", help="Show the traceback of an internal error."
+        ),
+    ] = False,
+) -> None:
+    common.set_debug(debug)
+
+
 verify.register(app)
 index.register(app)
 search.register(app)

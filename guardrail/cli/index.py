@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+from rich.text import Text
 
 from guardrail.cli.common import console, err_console, fail, reporting_errors
+from guardrail.safetext import clean, one_line
 
 if TYPE_CHECKING:
     from guardrail.index import AddReport, CodeIndex, ProgressHook, Snippet, TreeSplit
@@ -158,10 +160,17 @@ def _progress(total: int) -> Iterator[ProgressHook]:
 
 
 def _print_summary(path: Path, code_index: CodeIndex, tree: TreeSplit, report: AddReport) -> None:
+    """Counts, then every skipped file; paths and names are printed as plain text, never markup
+    (a file may be named ``[bold]x.py`` or carry escape sequences)."""
     found = len(tree.snippets)
     console.print(
-        f"Indexed [bold]{path}[/] into collection [bold]{code_index.name}[/]"
-        f" ({code_index.location}): {code_index.count()} snippets in the collection.",
+        Text.assemble(
+            "Indexed ",
+            (one_line(str(path)), "bold"),
+            " into collection ",
+            (one_line(code_index.name), "bold"),
+            f" ({one_line(code_index.location)}): {code_index.count()} snippets in the collection.",
+        ),
         highlight=False,
     )
     console.print(
@@ -174,4 +183,4 @@ def _print_summary(path: Path, code_index: CodeIndex, tree: TreeSplit, report: A
     if tree.skipped.count:
         console.print("skipped:", highlight=False)
         for skipped in tree.skipped.files:
-            console.print(f"  {skipped}", highlight=False, soft_wrap=True)
+            console.print(Text("  " + clean(str(skipped))), highlight=False, soft_wrap=True)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from guardrail.cli.common import EXIT_UNAVAILABLE, console, reporting_errors
-from guardrail.cli.options import ImageOption
+from guardrail.cli.options import ImageOption, RuntimeOption
 from guardrail.errors import ImageNotFoundError
+from guardrail.safetext import cell, dumps_json, one_line
 from guardrail.sandbox.docker import DockerSandbox
 
 app = typer.Typer(help="Build, check and clean the Docker sandbox.", no_args_is_help=True)
@@ -29,12 +30,13 @@ def build(
         sandbox = DockerSandbox(target)
         try:
             if not force and _image_present(sandbox):
-                console.print(f"image [bold]{target}[/] already present ({sandbox.image_id})")
+                present = f" already present ({one_line(sandbox.image_id)})"
+                console.print(Text.assemble("image ", (one_line(target), "bold"), present))
                 return
             build_image(target)
         finally:
             sandbox.close()
-    console.print(f"built [bold]{target}[/]")
+    console.print(Text.assemble("built ", (one_line(target), "bold")))
 
 
 def _image_present(sandbox: DockerSandbox) -> bool:
@@ -48,21 +50,26 @@ def _image_present(sandbox: DockerSandbox) -> bool:
 @app.command()
 def check(
     image: ImageOption = None,
+    runtime: RuntimeOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Report the engine and image, and prove the hardening holds with probes in a container."""
     from guardrail.sandbox.doctor import check_sandbox
 
-    with reporting_errors(), DockerSandbox(image, pool_size=1) as sandbox:
+    with reporting_errors(), DockerSandbox(image, pool_size=1, runtime=runtime) as sandbox:
         report = check_sandbox(sandbox)
     if as_json:
-        typer.echo(json.dumps(report.model_dump(mode="json"), indent=2))
+        typer.echo(dumps_json(report.model_dump(mode="json"), ascii_only=True))
     else:
-        console.print(f"engine: Docker {report.engine}")
-        console.print(f"image:  {report.image} ({report.image_id[:19]})")
+        # Engine, image and probe details come from the engine and the container: plain text.
+        engine = f"engine: Docker {one_line(report.engine)}, runtime {one_line(report.runtime)}"
+        console.print(Text(engine), highlight=False)
+        image = f"image:  {one_line(report.image)} ({one_line(report.image_id[:19])})"
+        console.print(Text(image), highlight=False)
         table = Table("hardening property", "holds", "detail")
         for item in report.checks:
-            table.add_row(item.name, "[green]yes[/]" if item.ok else "[bold red]NO[/]", item.detail)
+            holds = Text("yes", "green") if item.ok else Text("NO", "bold red")
+            table.add_row(cell(item.name), holds, cell(item.detail, limit=1000))
         console.print(table)
     if not report.ok:
         raise typer.Exit(EXIT_UNAVAILABLE)
@@ -71,11 +78,16 @@ def check(
 @app.command()
 def clean(
     everything: Annotated[
-        bool, typer.Option("--all", help="Also remove containers of running guardrail processes.")
+        bool,
+        typer.Option(
+            "--all",
+            help="Also remove running containers of live or hung guardrail processes, on any host.",
+        ),
     ] = False,
 ) -> None:
-    """Remove sandbox containers left behind by crashed runs."""
+    """Remove sandbox containers left behind by crashed runs (those provably dead)."""
     from guardrail.sandbox.docker import remove_leftovers
 
-    removed = remove_leftovers(include_live_owners=everything)
+    with reporting_errors():
+        removed = remove_leftovers(include_live_owners=everything)
     console.print(f"removed {len(removed)} leftover sandbox container(s)")

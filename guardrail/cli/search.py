@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from guardrail.cli.common import EXIT_NONE_VERIFIED, console, fail, reporting_errors
 from guardrail.cli.index import (
@@ -17,9 +17,16 @@ from guardrail.cli.index import (
     IndexDirOption,
     open_index,
 )
-from guardrail.cli.options import ImageOption, NoCacheOption, TimeoutOption, build_gate
-from guardrail.cli.verify import STATUS_STYLE
+from guardrail.cli.options import (
+    ImageOption,
+    NoCacheOption,
+    RuntimeOption,
+    TimeoutOption,
+    build_gate,
+)
+from guardrail.cli.verify import status_cell, why_cell
 from guardrail.gate import GatedCandidate, GateResult, Policy
+from guardrail.safetext import cell, dumps_json, one_line
 from guardrail.sources import resolve
 from guardrail.spec import Spec
 
@@ -70,6 +77,7 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
+    runtime: RuntimeOption = None,
     no_cache: NoCacheOption = False,
     collection: CollectionOption = "guardrail",
     index_dir: IndexDirOption = None,
@@ -97,7 +105,7 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
             )
         candidates = code_index.search(query, k=fetch_k)
         resolved = [resolve(candidate, query_spec) for candidate in candidates]
-        with build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate:
+        with build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate:
             result = gate.gate(candidates, [r.spec for r in resolved], policy=policy)
     handed = list(result.kept[: k or fetch_k])
     kept = {item.retrieval_rank for item in result.kept}
@@ -113,7 +121,7 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
             "results": [_row(item, resolved, rank) for rank, item in enumerate(handed, 1)],
             "dropped": [_row(item, resolved, None) for item in dropped],
         }
-        typer.echo(json.dumps(payload, indent=2))
+        typer.echo(dumps_json(payload, ascii_only=True))
     else:
         console.print(_table(query, result, handed, dropped, resolved))
     if not handed:
@@ -141,7 +149,9 @@ def _table(
     dropped: list[GatedCandidate],
     resolved: list[ResolvedSpec],
 ) -> Table:
-    table = Table(title=f"guardrail search: {query}", caption=_caption(result, handed))
+    table = Table(
+        title=Text("guardrail search: " + one_line(query)), caption=_caption(result, handed)
+    )
     for column in ("#", "status", "snippet", "where", "score", "tests", "why not verified"):
         table.add_column(column, overflow="fold")
     rows = [(str(rank), item) for rank, item in enumerate(handed, 1)]
@@ -149,17 +159,15 @@ def _table(
     for label, item in rows:
         verdict, metadata = item.verdict, item.candidate.metadata
         passed = sum(t.passed for t in verdict.tests)
-        failing = next((t for t in verdict.tests if not t.passed), None)
         source = resolved[item.retrieval_rank].source
-        why = f"{failing.outcome}: {failing.test}" if failing else verdict.message
         table.add_row(
             label,
-            f"[{STATUS_STYLE[verdict.status]}]{verdict.status.value}[/]",
-            str(metadata.get("qualified_name") or item.candidate.id),
-            _where(metadata),
+            status_cell(verdict),
+            cell(str(metadata.get("qualified_name") or item.candidate.id)),
+            cell(_where(metadata)),
             f"{item.candidate.score:.3f}" if item.candidate.score is not None else "-",
             f"{passed}/{len(verdict.tests)} {source.value}" if verdict.tests else "-",
-            "" if verdict.verified else why,
+            "" if verdict.verified else why_cell(verdict),
             style="dim" if label == "dropped" else None,
         )
     return table

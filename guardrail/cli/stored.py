@@ -8,31 +8,24 @@ could judge, do not count against it), 1 when at least one snippet is ``failed``
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from guardrail.cli.common import EXIT_NONE_VERIFIED, console, fail, reporting_errors
 from guardrail.cli.index import open_index
+from guardrail.cli.interrupts import removing_containers_on_signals
 from guardrail.cli.options import build_gate
+from guardrail.cli.verify import status_cell, why_cell
+from guardrail.safetext import cell, dumps_json
 
 if TYPE_CHECKING:
     from guardrail.index.stored import StoredCheck
 
 __all__ = ["verify_stored_command"]
-
-_STATUS_STYLE = {
-    "verified": "bold green",
-    "failed": "red",
-    "error": "magenta",
-    "timeout": "yellow",
-    "unverifiable": "dim",
-}
 
 
 def verify_stored_command(
@@ -44,6 +37,7 @@ def verify_stored_command(
     as_json: bool,
     image: str | None,
     timeout: float,
+    runtime: str | None,
     no_cache: bool,
 ) -> None:
     """Open the index (never creating it), judge every snippet, render, exit as documented."""
@@ -56,10 +50,14 @@ def verify_stored_command(
                 f"collection {code_index.name!r} is empty",
                 hint="index code first with `guardrail index PATH` (same --collection/--path)",
             )
-        with build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate:
+        with (
+            build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
+            removing_containers_on_signals(gate.sandbox),
+        ):
             checks = verify_stored(code_index, gate)
     if as_json:
-        typer.echo(json.dumps(_payload(code_index.name, code_index.location, checks), indent=2))
+        payload = _payload(code_index.name, code_index.location, checks)
+        typer.echo(dumps_json(payload, ascii_only=True))
     else:
         console.print(_table(code_index.name, checks))
     if any(check.failing for check in checks):
@@ -99,8 +97,8 @@ def _table(collection: str, checks: list[StoredCheck]) -> Table:
 
     summary = ", ".join(f"{n} {key}" for key, n in stored_summary(checks).items())
     table = Table(
-        title=Text(f"guardrail verify --stored: collection {collection}"),
-        caption=Text(f"{len(checks)} snippets: {summary or 'none'}"),
+        title=cell(f"guardrail verify --stored: collection {collection}"),
+        caption=cell(f"{len(checks)} snippets: {summary or 'none'}"),
     )
     for column in ("status", "reason", "snippet", "where", "tests", "first failure / message"):
         table.add_column(column, overflow="fold")
@@ -108,15 +106,13 @@ def _table(collection: str, checks: list[StoredCheck]) -> Table:
     for check in checks:
         snippet, verdict = check.snippet, check.verdict
         passed = sum(t.passed for t in verdict.tests)
-        failing = next((t for t in verdict.tests if not t.passed), None)
-        why = f"{failing.outcome}: {failing.test}" if failing else verdict.message
         table.add_row(
-            Text(verdict.status.value, style=_STATUS_STYLE.get(verdict.status.value, "")),
-            Text(verdict.reason.value),
-            Text(snippet.qualified_name or snippet.index_id),
-            Text(_where(snippet.file, snippet.start_line, root)),
-            Text(f"{passed}/{len(verdict.tests)} {check.source.value}" if verdict.tests else "-"),
-            Text("" if verdict.verified else why),
+            status_cell(verdict),
+            verdict.reason.value,
+            cell(snippet.qualified_name or snippet.index_id),
+            cell(_where(snippet.file, snippet.start_line, root)),
+            f"{passed}/{len(verdict.tests)} {check.source.value}" if verdict.tests else "-",
+            "" if verdict.verified else why_cell(verdict),
         )
     return table
 

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from guardrail.candidates import SourcedCode, read_candidates
 from guardrail.cli.common import EXIT_NONE_VERIFIED, console, fail, reporting_errors
 from guardrail.cli.index import ChromaUrlOption, CollectionOption, EmbeddingOption, IndexDirOption
-from guardrail.cli.options import ImageOption, NoCacheOption, TimeoutOption, build_gate
-from guardrail.cli.stored import verify_stored_command
+from guardrail.cli.interrupts import removing_containers_on_signals
+from guardrail.cli.options import (
+    ImageOption,
+    NoCacheOption,
+    RuntimeOption,
+    TimeoutOption,
+    build_gate,
+)
+from guardrail.safetext import cell, dumps_json
 from guardrail.spec import Spec
 from guardrail.verdict import Status, Verdict
 
@@ -48,6 +55,7 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     ] = False,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
+    runtime: RuntimeOption = None,
     no_cache: NoCacheOption = False,
     stored: Annotated[
         bool,
@@ -64,14 +72,16 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
 ) -> None:
     """Verify code against tests in the Docker sandbox.
 
-    Exit code 0 when at least one candidate verified, 1 when none did, 2 on bad input,
-    3 when the sandbox is unavailable. With --stored (and --collection/--path/--chroma-url):
-    one row per indexed snippet; exit 0 when none is failed, error or timeout against its
-    stored tests (snippets without tests do not count), 1 otherwise.
+    Exit code 0 when at least one candidate verified, 1 when none did, 2 on bad input (nothing
+    runs), 3 when the sandbox is unavailable, 70 on an internal error. With --stored (and
+    --collection/--path/--chroma-url): one row per indexed snippet; exit 0 when none is failed,
+    error or timeout against its stored tests (snippets without tests do not count), 1 otherwise.
     """
     if stored:
         if files or tests is not None or entry_point is not None:
             fail("--stored judges the indexed snippets; give no FILE, --tests or --entry-point")
+        from guardrail.cli.stored import verify_stored_command  # it renders with this module
+
         verify_stored_command(
             collection=collection,
             index_dir=index_dir,
@@ -80,6 +90,7 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
             as_json=as_json,
             image=image,
             timeout=timeout,
+            runtime=runtime,
             no_cache=no_cache,
         )
         return
@@ -88,11 +99,14 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     with reporting_errors():
         spec = Spec.from_file(tests, entry_point)
         candidates = read_candidates(files)
-        with build_gate(image=image, timeout=timeout, no_cache=no_cache) as gate:
+        with (
+            build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
+            removing_containers_on_signals(gate.sandbox),
+        ):
             verdicts = gate.verify([c.code for c in candidates], spec)
     if as_json:
         rows = [_json_row(c, v) for c, v in zip(candidates, verdicts, strict=True)]
-        typer.echo(json.dumps(rows, indent=2))
+        typer.echo(dumps_json(rows, ascii_only=True))
     else:
         console.print(verdict_table(candidates, verdicts))
     if not any(v.status is Status.VERIFIED for v in verdicts):
@@ -112,21 +126,34 @@ STATUS_STYLE = {
 }
 
 
+def status_cell(verdict: Verdict) -> Text:
+    """The verdict's status word in its colour (the only styled cell: nothing else is markup)."""
+    return Text(verdict.status.value, style=STATUS_STYLE[verdict.status])
+
+
+def why_cell(verdict: Verdict) -> Text:
+    """The first failing test and its outcome, else the verdict's message, as plain text."""
+    failing = next((t for t in verdict.tests if not t.passed), None)
+    return cell(f"{failing.outcome}: {failing.test}" if failing else verdict.message)
+
+
 def verdict_table(candidates: list[SourcedCode], verdicts: list[Verdict]) -> Table:
-    """A Rich table, one row per candidate: status, tests passed, first failing test, time."""
+    """A Rich table, one row per candidate: status, tests passed, first failing test, time.
+
+    Every cell is a `Text` of cleaned, capped text (`guardrail.safetext`): sources, messages and
+    tests come from files and candidates and are never read as markup or escape sequences.
+    """
     table = Table(title="guardrail verdicts", show_lines=False)
     for column in ("source", "status", "tests", "first failure / message", "alias", "time"):
         table.add_column(column, overflow="fold")
     for candidate, verdict in zip(candidates, verdicts, strict=True):
         passed = sum(t.passed for t in verdict.tests)
-        failing = next((t for t in verdict.tests if not t.passed), None)
-        why = f"{failing.outcome}: {failing.test}" if failing else verdict.message
         table.add_row(
-            candidate.source,
-            f"[{STATUS_STYLE[verdict.status]}]{verdict.status.value}[/]",
+            cell(candidate.source),
+            status_cell(verdict),
             f"{passed}/{len(verdict.tests)}" if verdict.tests else "-",
-            why,
-            verdict.alias or "",
+            why_cell(verdict),
+            cell(verdict.alias or ""),
             "cached" if verdict.cached else f"{verdict.duration_s * 1000:.0f} ms",
         )
     return table

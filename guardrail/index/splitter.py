@@ -118,9 +118,15 @@ def split_python_file(path: str | Path) -> list[Snippet]:
     """`split_python_source` of a file; snippets name the file by its resolved path.
 
     Raises:
-        SourceFileError: the file cannot be read, is not UTF-8, or does not parse.
+        SourceFileError: the file cannot be read, it or its name is not UTF-8, or it does not
+            parse.
     """
     file = Path(path).resolve()
+    if not str(file).isascii():
+        try:  # a name that is not UTF-8 reaches Python as lone surrogates; no store can hold it
+            str(file).encode("utf-8")
+        except UnicodeEncodeError:
+            raise SourceFileError(str(file), "the file name is not valid UTF-8") from None
     try:
         data = file.read_bytes()
     except OSError as exc:

@@ -1,13 +1,21 @@
 """`DockerSandbox`: a pool of long-lived, hardened containers that judge candidates.
 
-The only module that imports ``docker``. Each container runs the runner (``runner.py``, sent on
-stdin at start) as its PID 1 supervisor; the host talks to it through the container's attached
-stdin/stdout with length-prefixed JSON frames, many jobs per round trip. Docker's own exit codes
+The only module that imports ``docker``. Each container runs the runner (the ``runner``
+package, sent as one archive on stdin at start) as its PID 1 supervisor; the host talks to it
+through the container's attached stdin/stdout with length-prefixed JSON frames, many jobs per
+round trip. Docker's own exit codes
 and logs are never read as a verdict.
 
 Containers are recycled after a fault (timeout of the whole container, a crash, a broken frame)
-and after ``jobs_per_container`` jobs; each carries labels so that a crashed run's leftovers are
-found and removed (`remove_leftovers`).
+and after ``jobs_per_container`` jobs. A fault is never a verdict by itself: unfinished jobs are
+replayed and only a candidate that alone keeps killing fresh containers is blamed (``replay.py``).
+A container that dies while starting is retried a few times before the image is reported, with the
+container's own reason. Containers are created from the image *id* resolved once per sandbox, so
+the identity in verdict-cache keys is the image that really ran even if the tag moves meanwhile.
+
+Each container carries labels (owner, uid range) so that other pools avoid its uids and remove it
+only once it is provably dead (``leftovers.py``: a dead-man's switch on the attach connection);
+a container whose removal failed (engine down) is remembered and removed when the engine answers.
 """
 
 from __future__ import annotations
@@ -15,99 +23,61 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
-import hashlib
 import json
-import math
 import os
-import queue
 import select
 import socket
 import struct
-import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from guardrail.errors import EngineUnavailableError, ImageNotFoundError, InputError, SandboxError
-from guardrail.sandbox import runner
+from guardrail.errors import (
+    EngineUnavailableError,
+    ImageNotFoundError,
+    ImageUnusableError,
+    InputError,
+    RuntimeNotFoundError,
+    SandboxError,
+)
+from guardrail.sandbox.autopsy import cause_of_death, has_python
 from guardrail.sandbox.base import Job, Sandbox
 from guardrail.sandbox.image import default_image
+from guardrail.sandbox.leftovers import EXITED_GRACE_S, LABEL, OWNER_LABEL, remove_dead
+from guardrail.sandbox.limits import SandboxLimits, SandboxStats
+from guardrail.sandbox.pool import ContainerPool
+from guardrail.sandbox.replay import BLAME_AFTER, FaultLedger
+from guardrail.sandbox.runner import framing
+from guardrail.sandbox.shipping import BOOTSTRAP, RUNNER_ARCHIVE, RUNNER_VERSION
+from guardrail.sandbox.uids import RANGES, UID_BASE_LABEL, UID_SPAN_LABEL, live_ranges, uid_span
 from guardrail.verdict import Reason, Status, TestOutcome, Verdict
 
-__all__ = ["DockerSandbox", "SandboxLimits", "SandboxStats", "remove_leftovers"]
+# LABEL and OWNER_LABEL: read by the doctor and the tests.
+__all__ = [
+    "LABEL",
+    "OWNER_LABEL",
+    "DockerSandbox",
+    "SandboxLimits",
+    "SandboxStats",
+    "remove_leftovers",
+]
 
-LABEL = "guardrail.sandbox"
-OWNER_LABEL = "guardrail.owner"
-RUNNER_SOURCE = Path(runner.__file__).read_bytes()
-RUNNER_VERSION = hashlib.sha256(RUNNER_SOURCE).hexdigest()[:16]
-
-# Reads the runner's source from stdin (exact length, unbuffered so no frame is swallowed) and
-# runs its supervisor. Kept tiny: everything else travels as data.
-_BOOTSTRAP = (
-    "import os\n"
-    "def r(n):\n"
-    " b=b''\n"
-    " while len(b)<n:\n"
-    "  c=os.read(0,n-len(b))\n"
-    "  if not c: raise SystemExit(3)\n"
-    "  b+=c\n"
-    " return b\n"
-    "g={'__name__':'guardrail_runner'}\n"
-    "exec(compile(r(int(r(10))),'guardrail-runner','exec'),g)\n"
-    "g['supervisor_main']()\n"
-)
 _DOCKER_HEADER = struct.Struct(">BxxxI")
 _FRAME_HEADER = 4  # runner frames: 4-byte big-endian length, then JSON
 # A batch frame stays well under the runner's frame limit; one job may not take more than this.
-_BATCH_BYTES = runner.MAX_FRAME // 2
+_BATCH_BYTES = framing.MAX_FRAME // 2
 MAX_JOB_BYTES = 4 << 20
-
-
-@dataclass(frozen=True)
-class SandboxLimits:
-    """Per-container and per-process limits. Defaults suit short unit-test style checks."""
-
-    timeout_s: float = 5.0
-    memory_mb: int = 512  # per process (RLIMIT_AS) inside the container
-    container_memory_mb: int = 1024
-    processes: int = 32  # per job uid (RLIMIT_NPROC)
-    container_pids: int = 256
-    cpus: float = 1.0
-    file_bytes: int = 1 << 20
-    output_chars: int = 4096
-    tmpfs_mb: int = 64
-
-    def __post_init__(self) -> None:
-        for field_ in dataclasses.fields(self):
-            value = getattr(self, field_.name)
-            if not (math.isfinite(value) and value > 0):
-                raise InputError(
-                    f"sandbox limit {field_.name} must be a positive finite number, got {value!r}"
-                )
-
-    def fingerprint(self) -> str:
-        """Every limit, since any of them can change a verdict (part of the cache key)."""
-        return "limits:" + ",".join(f"{value}" for value in dataclasses.astuple(self))
-
-
-@dataclass
-class SandboxStats:
-    """Counters for tests and benchmarks (e.g. "the cache started no container")."""
-
-    containers_started: int = 0
-    containers_recycled: int = 0
-    jobs_run: int = 0
-    faults: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def add(self, **counts: int) -> None:
-        with self.lock:
-            for name, value in counts.items():
-                setattr(self, name, getattr(self, name) + value)
+# gVisor (runsc, ptrace platform) backs each process of the container with about five host tasks
+# (a stub process and its threads) beside some 40 of its own kernel's (measured: 38 idle, 348 with
+# 60 processes). The engine's pids limit counts those host tasks, so it must leave room for them:
+# at 256, a fork bomb that RLIMIT_NPROC stops inside the container still crashed the whole
+# sandbox kernel. gVisor enforces RLIMIT_NPROC per job uid itself, which keeps bounding the
+# container's own processes.
+_GVISOR_HOST_TASKS_PER_PROCESS = 6
+_GVISOR_OWN_TASKS = 64
 
 
 class _ContainerFault(Exception):  # noqa: N818 - a fault, not an error of the caller
@@ -116,6 +86,15 @@ class _ContainerFault(Exception):  # noqa: N818 - a fault, not an error of the c
     def __init__(self, message: str, completed: dict[int, Verdict]) -> None:
         super().__init__(message)
         self.completed = completed
+
+
+class _StartFailed(Exception):  # noqa: N818 - a failed attempt, retried by the pool
+    """A container died or hung while starting; ``reason`` is its own account of why."""
+
+    def __init__(self, reason: str, *, no_python: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.no_python = no_python
 
 
 class _Container:
@@ -128,10 +107,16 @@ class _Container:
         self.diagnostics = b""
         client = sandbox.client
         limits = sandbox.limits
+        image_id = sandbox.image_id  # an id, never the tag: the identity is what really runs
+        span = uid_span(sandbox.jobs_per_container)
         try:
+            self.uid_base = RANGES.allocate(span, live_ranges(client))
+            # docker-py creates attached containers with StdinOnce: when our connection goes
+            # away the supervisor reads EOF and exits (the dead-man's switch of leftovers.py).
             self.container = client.containers.create(
-                sandbox.image,
-                ["python3", "-I", "-c", _BOOTSTRAP],
+                image_id,
+                ["python3", "-I", "-c", BOOTSTRAP],
+                runtime=sandbox.runtime_name,
                 stdin_open=True,
                 network_mode="none",
                 read_only=True,
@@ -140,17 +125,26 @@ class _Container:
                 cap_drop=["ALL"],
                 cap_add=["SETUID", "SETGID", "KILL"],
                 security_opt=["no-new-privileges"],
-                pids_limit=limits.container_pids,
+                pids_limit=sandbox.host_pids_limit(),
                 mem_limit=f"{limits.container_memory_mb}m",
                 memswap_limit=f"{limits.container_memory_mb}m",
                 nano_cpus=int(limits.cpus * 1e9),
                 log_config={"type": "none", "config": {}},
-                labels={LABEL: RUNNER_VERSION, OWNER_LABEL: sandbox.owner},
+                labels={
+                    LABEL: RUNNER_VERSION,
+                    OWNER_LABEL: sandbox.owner,
+                    UID_BASE_LABEL: str(self.uid_base),
+                    UID_SPAN_LABEL: str(span),
+                },
                 environment={},
                 hostname="sandbox",
                 user="0:0",
                 working_dir="/tmp",
             )
+        except Exception as exc:
+            raise sandbox.translate(exc) from None
+        sandbox.pool.hold(self)
+        try:
             stream = client.api.attach_socket(
                 self.container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
             )
@@ -158,26 +152,24 @@ class _Container:
             self.socket.setblocking(True)
             self.container.start()
         except Exception as exc:
+            failure = self.start_failure(f"the engine could not start it ({exc})")
             self.kill()
-            raise sandbox.translate(exc) from exc
+            raise failure from None
         sandbox.stats.add(containers_started=1)
         try:
-            self.send_raw(b"%010d" % len(RUNNER_SOURCE) + RUNNER_SOURCE)
+            self.send_raw(b"%010d" % len(RUNNER_ARCHIVE) + RUNNER_ARCHIVE)
             self.send(
                 {
-                    "uid_base": sandbox.uid_base(),
+                    "uid_base": self.uid_base,
                     "timeout_s": limits.timeout_s,
                     "limits": sandbox.process_limits(),
                 }
             )
             hello = self.receive(time.monotonic() + sandbox.start_timeout_s)
         except _ContainerFault as fault:
+            failure = self.start_failure(f"its runner did not start ({fault})")
             self.kill()
-            raise SandboxError(
-                f"sandbox container from image {sandbox.image!r} did not start its runner:"
-                f" {fault} {self.diagnostics[-500:].decode(errors='replace')}".strip(),
-                hint="the image must have python3 (3.10+) on PATH; try `guardrail sandbox check`",
-            ) from None
+            raise failure from None
         if not (isinstance(hello, dict) and hello.get("ready")):
             self.kill()
             raise SandboxError(f"sandbox runner sent an unexpected greeting: {hello!r}")
@@ -189,14 +181,14 @@ class _Container:
             raise _ContainerFault(f"cannot write to the container: {exc}", {}) from None
 
     def send(self, message: object) -> None:
-        self.send_raw(runner.pack_frame(message))
+        self.send_raw(framing.pack_frame(message))
 
     def receive(self, deadline: float) -> Any:
         """The next frame from the supervisor; `_ContainerFault` past ``deadline`` or on EOF."""
         while True:
             if len(self.buffer) >= 4:
                 size = int.from_bytes(self.buffer[:4], "big")
-                if size > runner.MAX_FRAME:
+                if size > framing.MAX_FRAME:
                     raise _ContainerFault("oversized frame from the supervisor", {})
                 if len(self.buffer) >= 4 + size:
                     payload, self.buffer = self.buffer[4 : 4 + size], self.buffer[4 + size :]
@@ -246,14 +238,31 @@ class _Container:
             sandbox.stats.add(jobs_run=1)
             yield index, verdict
 
-    def kill(self) -> None:
-        """Kill and remove by id (closing the client alone would leave it running)."""
-        container = getattr(self, "container", None)
+    def start_failure(self, what: str) -> Exception:
+        """Why this container failed to start, from the engine's view; an engine error if the
+        engine itself is what failed."""
+        try:
+            cause = self.postmortem()
+            no_python = not has_python(self.sandbox.client, self.container.id)
+        except Exception as exc:
+            return self.sandbox.translate(exc)
+        return _StartFailed(f"{what}; {cause}", no_python=no_python)
+
+    def postmortem(self) -> str:
+        """The container's own account of how it ended (``autopsy.py``)."""
+        return cause_of_death(self.sandbox.client, self.container.id, self.diagnostics)
+
+    def kill(self) -> bool:
+        """Kill and remove by id (closing the client alone would leave it running).
+
+        If the engine cannot remove it now (an outage), the sandbox keeps its id and removes it
+        once the engine answers again, so an outage leaks no container.
+        """
         with contextlib.suppress(Exception):
             self.socket.close()
-        if container is not None:
-            with contextlib.suppress(Exception):
-                container.remove(force=True)
+        self.sandbox.pool.forget(self)
+        container = getattr(self, "container", None)
+        return container is not None and self.sandbox.remove_by_id(container.id)
 
 
 def _verdict_from_report(report: dict[str, Any]) -> Verdict:
@@ -280,10 +289,17 @@ class DockerSandbox(Sandbox):
         pool_size: containers run in parallel (default: CPU count, or ``$GUARDRAIL_POOL_SIZE``).
         jobs_per_container: recycle a container after this many jobs.
         limits: time, memory, process and output limits (`SandboxLimits`).
+        runtime: the engine's OCI runtime for the containers, e.g. ``"runsc"`` (gVisor: a user-space
+            kernel between the candidate and the host's); default ``$GUARDRAIL_RUNTIME``, else the
+            engine's default runtime (usually runc). It must be registered with the engine.
     """
 
     start_timeout_s = 30.0
-    grace_s = 5.0
+    # Slack past the job deadline before the host calls a container hung: the supervisor still
+    # cleans up after the deadline (a fork bomb took over 5 s of it at load 12 on 2 cores).
+    grace_s = 10.0
+    start_attempts = 3  # a container that dies while starting is retried this often in all
+    leftover_grace_s = EXITED_GRACE_S  # see leftovers.py
 
     def __init__(
         self,
@@ -294,8 +310,12 @@ class DockerSandbox(Sandbox):
         jobs_per_container: int = 500,
         limits: SandboxLimits | None = None,
         timeout_s: float | None = None,
+        runtime: str | None = None,
     ) -> None:
         self.image = image or os.environ.get("GUARDRAIL_IMAGE") or default_image()
+        self.runtime = runtime or os.environ.get("GUARDRAIL_RUNTIME") or None
+        self._runtime_name: str | None = None
+        self._gvisor = False
         self.limits = limits or SandboxLimits()
         if timeout_s is None and os.environ.get("GUARDRAIL_TIMEOUT"):
             timeout_s = _number_from_env("GUARDRAIL_TIMEOUT", float)
@@ -311,11 +331,9 @@ class DockerSandbox(Sandbox):
         self.stats = SandboxStats()
         self._client = client
         self._image_id: str | None = None
-        self._idle: queue.LifoQueue[_Container] = queue.LifoQueue()
-        self._live = 0
-        self._pool_lock = threading.Lock()
+        self.pool = ContainerPool(self.pool_size, jobs_per_container, self._start, self.stats)
+        self._orphans: set[str] = set()  # ids whose removal failed (engine down): retried
         self._executor = ThreadPoolExecutor(self.pool_size, thread_name_prefix="guardrail-sandbox")
-        self._closed = False
         self._swept = False  # leftovers of crashed runs are removed before our first container
         atexit.register(self.close)
 
@@ -356,16 +374,47 @@ class DockerSandbox(Sandbox):
         return self._image_id
 
     @property
+    def runtime_name(self) -> str:
+        """The runtime the containers run under: the one asked for, else the engine's default."""
+        if self._runtime_name is None:
+            try:
+                info = self.client.info()
+            except Exception as exc:
+                raise self.translate(exc) from None
+            registered = sorted(info.get("Runtimes") or {})
+            name = self.runtime or str(info.get("DefaultRuntime") or "runc")
+            if name not in registered:
+                raise RuntimeNotFoundError(
+                    f"the Docker engine has no runtime {name!r}; it has: {', '.join(registered)}"
+                )
+            self._gvisor = Path(str(info["Runtimes"][name].get("path", name))).name == "runsc"
+            self._runtime_name = name
+        return self._runtime_name
+
+    @property
+    def gvisor(self) -> bool:
+        """Whether the runtime is gVisor's runsc (under any name it was registered with)."""
+        _ = self.runtime_name  # resolves the runtime, and with it what it is
+        return self._gvisor
+
+    def host_pids_limit(self) -> int:
+        """The engine's pids limit for a container of ``limits.container_pids`` processes."""
+        processes = self.limits.container_pids
+        if self.gvisor:
+            return processes * _GVISOR_HOST_TASKS_PER_PROCESS + _GVISOR_OWN_TASKS
+        return processes
+
+    @property
     def identity(self) -> str:
-        return f"{self.image_id}|runner:{RUNNER_VERSION}|{self.limits.fingerprint()}"
+        # The runtime is part of it: the same code can behave differently under gVisor.
+        return (
+            f"{self.image_id}|runtime:{self.runtime_name}|runner:{RUNNER_VERSION}"
+            f"|{self.limits.fingerprint()}"
+        )
 
     def check_ready(self) -> None:
-        """Raise `SandboxError` unless the engine answers and the image is present."""
-        _ = self.image_id
-
-    def uid_base(self) -> int:
-        # Disjoint uid ranges per container: RLIMIT_NPROC counts per uid across the whole kernel.
-        return int.from_bytes(os.urandom(2), "big") % 4000 * 1_000_000 + 100_000_000
+        """Raise `SandboxError` unless the engine answers, has the runtime and the image."""
+        _ = self.image_id, self.runtime_name
 
     def process_limits(self) -> dict[str, int]:
         limits = self.limits
@@ -389,37 +438,54 @@ class DockerSandbox(Sandbox):
 
     # ------------------------------------------------------------ pool
 
-    def _acquire(self) -> _Container:
-        """An idle container, or a new one while the pool is below its size."""
-        while True:
-            with self._pool_lock:
-                if self._closed:
-                    raise SandboxError("the sandbox is closed")
-                with contextlib.suppress(queue.Empty):
-                    return self._idle.get_nowait()
-                if self._live < self.pool_size:
-                    self._live += 1
-                    break
-            with contextlib.suppress(queue.Empty):
-                return self._idle.get(timeout=0.05)
+    def _acquire(self, *, fresh: bool = False) -> _Container:
+        return self.pool.acquire(fresh=fresh)
+
+    def _start(self) -> _Container:
+        """A new container; one that dies while starting is retried `start_attempts` times."""
         if not self._swept:
             self._swept = True
-            remove_leftovers(self.client)
+            try:
+                remove_dead(self.client, grace_s=self.leftover_grace_s)
+            except Exception as exc:
+                raise self.translate(exc) from None
+        failures: list[str] = []
+        for _ in range(self.start_attempts):
+            self._remove_orphans()
+            try:
+                return _Container(self)
+            except _StartFailed as failure:
+                if failure.no_python:
+                    raise ImageUnusableError(
+                        f"image {self.image!r} has no python3 on PATH ({failure.reason})"
+                    ) from None
+                failures.append(failure.reason)
+        raise SandboxError(
+            f"sandbox containers from image {self.image!r} failed to start"
+            f" {len(failures)} times in a row; the last: {failures[-1]}",
+            hint="the image must run python3 (3.10+); try `guardrail sandbox check`",
+        )
+
+    def remove_by_id(self, container_id: str) -> bool:
+        """Kill and remove one of our containers; if the engine fails, keep the id for later."""
+        import docker.errors
+
         try:
-            return _Container(self)
-        except BaseException:
-            with self._pool_lock:
-                self._live -= 1
-            raise
+            self.client.api.remove_container(container_id, force=True)
+        except docker.errors.NotFound:
+            pass
+        except Exception:
+            self._orphans.add(container_id)
+            return False
+        self._orphans.discard(container_id)
+        return True
+
+    def _remove_orphans(self) -> None:
+        for container_id in tuple(self._orphans):
+            self.remove_by_id(container_id)
 
     def _release(self, container: _Container, *, healthy: bool) -> None:
-        if healthy and not self._closed and container.jobs_done < self.jobs_per_container:
-            self._idle.put(container)
-            return
-        container.kill()
-        self.stats.add(containers_recycled=1)
-        with self._pool_lock:
-            self._live -= 1
+        self.pool.release(container, healthy=healthy)
 
     def inspect_live_container(self) -> dict[str, Any]:
         """The engine's view (``docker inspect``) of one pool container, started if need be."""
@@ -441,7 +507,7 @@ class DockerSandbox(Sandbox):
         if not jobs:
             return []
         self.check_ready()
-        frames = [runner.pack_frame(self.job_message(job)) for job in jobs]
+        frames = [framing.pack_frame(self.job_message(job)) for job in jobs]
         verdicts: dict[int, Verdict] = {
             index: Verdict.unjudged(
                 Status.ERROR,
@@ -459,51 +525,53 @@ class DockerSandbox(Sandbox):
         return [verdicts[i] for i in range(len(jobs))]
 
     def _run_chunk(self, frames: Sequence[bytes], indices: list[int]) -> dict[int, Verdict]:
-        """Run ``indices`` on one container; after a fault, the rest go to a fresh one."""
+        """Run ``indices`` on pool containers; after a fault, replay as ``replay.py`` says."""
         verdicts: dict[int, Verdict] = {}
-        remaining = list(indices)
-        while remaining:
-            container = self._acquire()
-            batch = _next_batch(
-                remaining, frames, max(1, self.jobs_per_container - container.jobs_done)
-            )
+        ledger = FaultLedger(indices)
+        while ledger.pending:
+            suspect = ledger.suspect
+            container = self._acquire(fresh=suspect is not None)
+            most = max(1, self.jobs_per_container - container.jobs_done)
+            batch = [suspect] if suspect is not None else _next_batch(ledger.pending, frames, most)
             completed: dict[int, Verdict] = {}
             try:
                 for position, verdict in container.run([frames[i] for i in batch]):
                     completed[batch[position]] = verdict
             except _ContainerFault as fault:
+                cause = _describe_fault(container, fault)
                 self._release(container, healthy=False)
                 self.stats.add(faults=1)
                 verdicts.update(completed)
-                culprit = next(i for i in batch if i not in completed)
-                verdicts[culprit] = Verdict.unjudged(
-                    Status.ERROR,
-                    Reason.SANDBOX_FAULT,
-                    f"the sandbox container failed while judging this candidate ({fault});"
-                    " it was killed and replaced",
-                )
-                remaining = [i for i in remaining if i not in verdicts]
+                blamed = ledger.fault(batch, completed, solo=suspect is not None)
+                if blamed is not None:
+                    verdicts[blamed] = Verdict.unjudged(
+                        Status.ERROR,
+                        Reason.SANDBOX_FAULT,
+                        f"this candidate killed {BLAME_AFTER} fresh sandbox containers in a row,"
+                        f" each running it alone (the last: {cause})",
+                    )
                 continue
             except BaseException:
                 self._release(container, healthy=False)
                 raise
             self._release(container, healthy=True)
             verdicts.update(completed)
-            remaining = remaining[len(batch) :]
+            ledger.finished(completed)
         return verdicts
 
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        while True:
-            try:
-                container = self._idle.get_nowait()
-            except queue.Empty:
-                break
-            container.kill()
+    def shutdown(self) -> int:
+        """`close`, and return how many containers were removed (for an interrupt's report)."""
+        if self.pool.closed:
+            return 0
+        removed = self.pool.shutdown()  # busy containers too: their jobs are abandoned
+        for container_id in tuple(self._orphans):
+            removed += self.remove_by_id(container_id)
         self._executor.shutdown(wait=False)
         atexit.unregister(self.close)
+        return removed
+
+    def close(self) -> None:
+        self.shutdown()
 
 
 def _number_from_env(name: str, kind: type[float] | type[int]) -> Any:
@@ -536,33 +604,23 @@ def _split(indices: list[int], parts: int) -> list[list[int]]:
     return chunks
 
 
-def remove_leftovers(client: Any = None, *, include_live_owners: bool = False) -> list[str]:
-    """Remove sandbox containers left by runs whose process is gone; return their ids.
+def _describe_fault(container: _Container, fault: _ContainerFault) -> str:
+    try:
+        return f"{fault}; {container.postmortem()}"
+    except Exception:
+        return str(fault)
 
-    A container's owner label is ``host:pid:nonce``; on this host a dead pid means a crashed run.
+
+def remove_leftovers(client: Any = None, *, include_live_owners: bool = False) -> list[str]:
+    """Remove sandbox containers that are provably dead (``leftovers.py``); return their ids.
+
+    ``include_live_owners`` removes every labelled container, live pools' too.
     """
     import docker
+    import requests.exceptions
 
-    client = client or docker.from_env()
-    removed = []
-    host = socket.gethostname()
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
-        owner = container.labels.get(OWNER_LABEL, "")
-        owner_host, _, rest = owner.partition(":")
-        pid = rest.partition(":")[0]
-        alive = owner_host == host and pid.isdigit() and _pid_alive(int(pid))
-        if include_live_owners or not alive:
-            with contextlib.suppress(Exception):
-                container.remove(force=True)
-                removed.append(container.id)
-    return removed
-
-
-def _pid_alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        client = client or docker.from_env()
+        return remove_dead(client, include_live_owners=include_live_owners)
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        raise EngineUnavailableError(f"no Docker engine answers: {exc}") from None

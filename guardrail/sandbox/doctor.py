@@ -1,8 +1,13 @@
 """`guardrail sandbox check`: prove the sandbox's hardening by probing from inside a container.
 
 The probe is an ordinary candidate run through the real pipeline; each hardening property is one
-test statement, so the verdict's per-test outcomes are the doctor's findings. The container's own
-configuration is read back from the engine as a second, independent look.
+test statement, so the verdict's per-test outcomes are the doctor's findings. Then a job that
+leaves everything it can behind (files, a deep tree, queues, a daemon) and, in the same
+container, a job that looks for what is left: cleanup between jobs is proved, not assumed. The
+container's own configuration is read back from the engine as a second, independent look.
+
+Under gVisor (runsc) a few probes look at what its kernel shows differently; their expectations
+are runtime-aware and never weaker: each still proves the property it is named after.
 """
 
 from __future__ import annotations
@@ -11,14 +16,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from guardrail.errors import SandboxError
+from guardrail.errors import InputError, SandboxError
 from guardrail.sandbox.base import Job
 from guardrail.sandbox.docker import LABEL, DockerSandbox
 from guardrail.spec import Spec
+from guardrail.verdict import Verdict
 
 __all__ = ["Check", "DoctorReport", "check_sandbox"]
 
 PROBE = """
+import ctypes
 import os
 import resource
 import socket
@@ -50,13 +57,17 @@ def _writable(path):
         return False
 
 
-def _readable(path):
+def _read(path):
     try:
         with open(path, "rb") as handle:
-            handle.read(1)
-        return True
+            return handle.read()
     except OSError:
-        return False
+        return None
+
+
+def _no_new_privs():
+    # The kernel's own answer: gVisor's /proc/self/status has no NoNewPrivs line.
+    return ctypes.CDLL(None, use_errno=True).prctl(39, 0, 0, 0, 0)  # PR_GET_NO_NEW_PRIVS
 
 
 def _tmp_executes():
@@ -74,6 +85,33 @@ def _tmp_executes():
         os.unlink(path)
 
 
+def _posix_queue_created():
+    libc = ctypes.CDLL(None)
+    queue = libc.mq_open(b"/guardrail-probe", os.O_CREAT | os.O_RDWR, 0o600, None)
+    if queue < 0:
+        return False
+    libc.mq_close(queue)
+    libc.mq_unlink(b"/guardrail-probe")
+    return True
+
+
+def _keyring_usable():
+    libc = ctypes.CDLL(None)
+    libc.syscall.restype = ctypes.c_long
+    add_key = 248  # x86-64; kernel keyrings outlive processes and are shared per uid
+    return libc.syscall(add_key, b"user", b"guardrail-probe", b"x", 1, -2) >= 0
+
+
+def _writable_places():
+    found = []
+    for root, folders, _files in os.walk("/"):
+        if root in ("/proc", "/sys"):
+            folders[:] = []
+        elif os.access(root, os.W_OK):
+            found.append(root)
+    return found
+
+
 def probe():
     return {
         "uid": os.getuid(),
@@ -81,15 +119,21 @@ def probe():
         "root_writable": _writable("/guardrail-probe"),
         "tmp_writable": _writable("/tmp/guardrail-probe"),
         "cap_eff": int(_status_field("CapEff"), 16),
-        "no_new_privs": int(_status_field("NoNewPrivs")),
+        "no_new_privs": _no_new_privs(),
         "memory_limit": resource.getrlimit(resource.RLIMIT_AS)[0],
         "process_limit": resource.getrlimit(resource.RLIMIT_NPROC)[0],
         "file_size_limit": resource.getrlimit(resource.RLIMIT_FSIZE)[0],
         "cpu_limit": resource.getrlimit(resource.RLIMIT_CPU)[0],
         "tmp_executes": _tmp_executes(),
         "dev_shm": os.path.exists("/dev/shm"),
+        "dev_shm_mount": os.path.ismount("/dev/shm"),
+        "dev_shm_writable": os.access("/dev/shm", os.W_OK),
         "env": sorted(os.environ),
-        "pid1_environ_readable": _readable("/proc/1/environ"),
+        "pid1_environ": _read("/proc/1/environ"),
+        "mqueue_limit": resource.getrlimit(resource.RLIMIT_MSGQUEUE)[0],
+        "posix_queue_created": _posix_queue_created(),
+        "keyring_usable": _keyring_usable(),
+        "writable": _writable_places(),
     }
 """
 
@@ -107,7 +151,99 @@ PROPERTIES = {
     "nothing executes from /tmp (noexec)": "assert probe()['tmp_executes'] is False",
     "no shared /dev/shm (private IPC)": "assert probe()['dev_shm'] is False",
     "no host environment": "assert set(probe()['env']) <= {'PATH', 'HOME', 'TMPDIR', 'LANG'}",
-    "supervisor's environment closed": "assert probe()['pid1_environ_readable'] is False",
+    "supervisor's environment closed": "assert probe()['pid1_environ'] is None",
+    "no POSIX message queues (RLIMIT_MSGQUEUE 0)": (
+        "assert probe()['mqueue_limit'] == 0 and probe()['posix_queue_created'] is False"
+    ),
+    "no kernel keyrings (add_key blocked)": "assert probe()['keyring_usable'] is False",
+    "writable only /tmp and /dev/mqueue (swept after each job)": (
+        "assert set(probe()['writable']) <= {'/tmp', '/dev/mqueue'}"
+    ),
+}
+
+# Leaves behind everything a job can: files of every kind, a deep tree it cannot list, POSIX and
+# System V queues, a setsid daemon holding an abstract socket.
+LEAVER = """
+import ctypes
+import os
+import socket
+import time
+
+libc = ctypes.CDLL(None)
+os.chdir("/tmp")
+os.mkfifo("fifo")
+open("file", "w").close()
+os.symlink("loop", "loop")
+os.mkdir("deep")
+os.chdir("deep")
+for _ in range(1500):
+    os.mkdir("d" * 200)
+    os.chdir("d" * 200)
+os.chdir("/tmp")
+os.chmod("deep", 0)
+libc.mq_open(b"/guardrail-leftover", os.O_CREAT | os.O_RDWR, 0o666, None)
+libc.msgget(0, 0o1000 | 0o666)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        server = socket.socket(socket.AF_UNIX)
+        server.bind("\\0guardrail-leftover")
+        time.sleep(3600)
+    os._exit(0)
+time.sleep(0.1)
+
+
+def leave():
+    return True
+"""
+
+LEFTOVERS = """
+import os
+
+
+def leftovers():
+    me = os.getuid()
+    strangers = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/status") as handle:
+                uid = next(int(line.split()[1]) for line in handle if line.startswith("Uid:"))
+        except (OSError, StopIteration):
+            continue
+        if uid not in (0, me, me + 1):
+            strangers.append(uid)
+    ipc = 0
+    for kind in ("shm", "sem", "msg"):
+        with open(f"/proc/sysvipc/{kind}") as handle:
+            ipc += len(handle.readlines()) - 1
+    with open("/proc/net/unix") as handle:
+        abstract = [line.split()[-1] for line in handle if line.split()[-1].startswith("@")]
+    return {
+        "processes": len(strangers),
+        "files": [name for name in os.listdir("/tmp") if not name.startswith(".guardrail-")],
+        "queues": os.listdir("/dev/mqueue") if os.path.isdir("/dev/mqueue") else [],
+        "ipc": ipc,
+        "abstract_sockets": abstract,
+    }
+"""
+
+LEFTOVER_PROPERTIES = {
+    "no process left by an earlier job": "assert leftovers()['processes'] == 0",
+    "no file left in /tmp by an earlier job": "assert leftovers()['files'] == []",
+    "no POSIX queue left by an earlier job": "assert leftovers()['queues'] == []",
+    "no System V IPC left by an earlier job": "assert leftovers()['ipc'] == 0",
+    "no abstract socket left by an earlier job": "assert leftovers()['abstract_sockets'] == []",
+}
+# gVisor keeps an empty, root-owned /dev/shm directory in its own /dev even with a private IPC
+# namespace: no mount, nothing a job can write, so nothing to share. And it lets any uid read
+# /proc/1/environ: then that environment must be empty, which leaves just as little to read.
+GVISOR_PROPERTIES = {
+    **PROPERTIES,
+    "no shared /dev/shm (private IPC)": (
+        "assert not probe()['dev_shm'] or not (probe()['dev_shm_mount']"
+        " or probe()['dev_shm_writable'])"
+    ),
+    "supervisor's environment closed": "assert probe()['pid1_environ'] in (None, b'')",
 }
 
 
@@ -119,6 +255,7 @@ class Check(BaseModel):
 
 class DoctorReport(BaseModel):
     engine: str
+    runtime: str
     image: str
     image_id: str
     checks: list[Check]
@@ -129,25 +266,60 @@ class DoctorReport(BaseModel):
 
 
 def check_sandbox(sandbox: DockerSandbox) -> DoctorReport:
-    """Engine, image, and every hardening property; raises `SandboxError` if none can run."""
+    """Engine, image, and every hardening property; raises `SandboxError` if none can run.
+
+    ``sandbox`` must be a one-container pool, so that the leftover check's two jobs share one.
+    """
+    if sandbox.pool_size != 1:
+        raise InputError(f"check_sandbox needs a pool of one container, got {sandbox.pool_size}")
     version = str(sandbox.client.version().get("Version", "?"))
     image_id = sandbox.image_id
-    spec = Spec.build(tuple(PROPERTIES.values()), "probe")
-    (verdict,) = sandbox.run([Job(PROBE, spec)])
-    if not verdict.tests:
-        raise SandboxError(f"the hardening probe could not run: {verdict.message}")
-    checks = [
+    properties = GVISOR_PROPERTIES if sandbox.gvisor else PROPERTIES
+    faults = sandbox.stats.faults
+    probe, leaver, leftovers = sandbox.run(
+        [
+            Job(PROBE, Spec.build(tuple(properties.values()), "probe")),
+            Job(LEAVER, Spec.build(("assert leave()",), "leave")),
+            Job(LEFTOVERS, Spec.build(tuple(LEFTOVER_PROPERTIES.values()), "leftovers")),
+        ]
+    )
+    if not probe.tests:
+        raise SandboxError(f"the hardening probe could not run: {probe.message}")
+    # After a fault the next job runs in a fresh container, where "nothing left" proves nothing.
+    kept = leaver.verified and sandbox.stats.faults == faults
+    checks = _checks(properties, probe)
+    checks.append(
+        Check(
+            name="a job's leftovers are cleaned up without losing the container",
+            ok=kept,
+            detail="" if kept else f"{leaver.reason}: {leaver.message}"[:300],
+        )
+    )
+    checks += _checks(LEFTOVER_PROPERTIES, leftovers)
+    checks.extend(_container_checks(sandbox.inspect_live_container(), sandbox.runtime_name))
+    return DoctorReport(
+        engine=version,
+        runtime=sandbox.runtime_name,
+        image=sandbox.image,
+        image_id=image_id,
+        checks=checks,
+    )
+
+
+def _checks(properties: dict[str, str], verdict: Verdict) -> list[Check]:
+    if not verdict.tests:  # the job could not run at all: every property is unproved
+        return [Check(name=name, ok=False, detail=verdict.message[:300]) for name in properties]
+    return [
         Check(name=name, ok=outcome.passed, detail="" if outcome.passed else outcome.outcome)
-        for name, outcome in zip(PROPERTIES, verdict.tests, strict=True)
+        for name, outcome in zip(properties, verdict.tests, strict=True)
     ]
-    checks.extend(_container_checks(sandbox.inspect_live_container()))
-    return DoctorReport(engine=version, image=sandbox.image, image_id=image_id, checks=checks)
 
 
-def _container_checks(attrs: dict[str, Any]) -> list[Check]:
+def _container_checks(attrs: dict[str, Any], runtime: str) -> list[Check]:
     host = attrs.get("HostConfig", {})
     caps = set(host.get("CapAdd") or [])
     expected = [
+        (f"container: runtime {runtime}", host.get("Runtime") == runtime),
         ("container: network mode none", host.get("NetworkMode") == "none"),
         ("container: read-only rootfs", host.get("ReadonlyRootfs") is True),
         ("container: all capabilities dropped", "ALL" in (host.get("CapDrop") or [])),

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from guardrail.gate import Gate
 from guardrail.verdict import Status, Verdict
+from guardrail_eval.faults import fault_reason
 from guardrail_eval.mutations.edits import BugType, Edit, apply_edit, find_edits
 from guardrail_eval.pools import TaskSource
 
@@ -27,7 +28,8 @@ class DropReason(StrEnum):
     DUPLICATE = "duplicate"  # same AST as the canonical or as an earlier mutant of the task
     PASSES_ALL = "passes_all"  # no test notices: equivalent, or the tests do not cover it
     FAILS_ALL = "fails_all"  # a wreck, not a near-clone: fails every test
-    TIMEOUT = "timeout"  # ran out of time (kept out: it would slow every gated run)
+    TIMEOUT = "timeout"  # needs more CPU than the limit (kept out: it would slow every gated run)
+    FAULT = "fault"  # still a sandbox fault or a starved timeout after the retries: undecided
     ERROR = "error"  # the sandbox judged it `error` (crashed, could not load)
     UNVERIFIABLE = "unverifiable"  # the sandbox could not decide
     OVER_QUOTA = "over_quota"  # valid, but the task had enough distractors without it
@@ -104,10 +106,13 @@ def mutate_tasks(
     A task with a single test gets no distractor (none can pass one test and fail another) and
     its edits are left untried. An edit is dropped when it does not parse or repeats an AST
     already seen; a verified mutant is valid when its verdict is ``failed`` with at least one
-    passing test and no timeout. Up to ``max_distractors`` valid mutants are chosen round-robin
-    over the bug types in a seeded order: one per bug type first, preferring per-test outcome
-    vectors not chosen yet, then second picks the same way. Deterministic for a seed whenever
-    the verdicts are (tests that draw unseeded random numbers can make them vary).
+    passing test and no timeout. Only a busy timeout drops a mutant as ``timeout``: ``gate``'s
+    sandbox is expected to re-run starved ones (`guardrail_eval.faults`), and what it leaves
+    undecided is dropped as ``fault`` (the build is then not clean). Up to ``max_distractors``
+    valid mutants are chosen round-robin over the bug types in a seeded order: one per bug type
+    first, preferring per-test outcome vectors not chosen yet, then second picks the same way.
+    Deterministic for a seed whenever the verdicts are (tests that draw unseeded random numbers
+    can make them vary).
     """
     report = MutationReport(seed=seed, max_distractors=max_distractors)
     chosen: dict[str, list[Mutant]] = {}
@@ -203,6 +208,8 @@ class _TaskMutator:
 
 
 def _drop_reason(verdict: Verdict) -> DropReason | None:
+    if fault_reason(verdict) is not None:
+        return DropReason.FAULT
     if verdict.status is Status.VERIFIED:
         return DropReason.PASSES_ALL
     if verdict.status is Status.TIMEOUT or "TIMEOUT" in verdict.outcomes:

@@ -3,10 +3,15 @@
 The agent passes a query and, ideally, the tests it wrote for the function it needs. The tool
 answers with text an LLM can act on (verified code first, labelled, and a plain sentence when
 nothing could be verified) and, as the tool message's artifact, the Documents with their verdicts.
+
+Code, names, paths and messages in that text come from the index and from candidates: each is
+one cleaned, capped line (`guardrail.safetext`), and code sits in a fence longer than any run of
+backticks inside it, so a snippet cannot close its block and write a forged ``VERIFIED`` label.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -20,6 +25,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field
 
 from guardrail.integration import METADATA_KEY
+from guardrail.safetext import clean, one_line
 from langchain_guardrail.retrievers import GuardedRetriever
 
 __all__ = ["GuardedCodeSearchInput", "GuardedCodeSearchTool", "render_for_llm"]
@@ -90,11 +96,12 @@ def render_for_llm(
     """
     verified = [d for d in documents if _status(d) == "verified"]
     against = "your tests" if tests else _tests_named_by(documents)
+    quoted = one_line(repr(query))
     if verified:
-        head = f"{len(verified)} result(s) for {query!r} ran and passed {against}."
+        head = f"{len(verified)} result(s) for {quoted} ran and passed {against}."
     else:
         head = (
-            f"Nothing could be verified for {query!r}: no retrieved code ran and passed "
+            f"Nothing could be verified for {quoted}: no retrieved code ran and passed "
             f"{against}. Do not use unverified code as a solution; write the function yourself"
             + ("." if tests else " or call this tool again with tests.")
         )
@@ -131,7 +138,7 @@ def _status(document: Document) -> str:
 def _block(number: int, document: Document) -> str:
     verdict: dict[str, Any] = document.metadata.get(METADATA_KEY) or {}
     meta = document.metadata
-    where = meta.get("qualified_name") or meta.get("entry_point") or ""
+    where = str(meta.get("qualified_name") or meta.get("entry_point") or "")
     if meta.get("file"):
         lines = f":{meta['start_line']}-{meta['end_line']}" if meta.get("start_line") else ""
         where = f"{where} ({meta['file']}{lines})" if where else f"{meta['file']}{lines}"
@@ -139,9 +146,16 @@ def _block(number: int, document: Document) -> str:
         passed = len(verdict.get("passed_tests", []))
         label = f"VERIFIED: passed {passed}/{passed} tests"
         if verdict.get("alias"):
-            label += f" (function {verdict['alias']!r} called as the tested name)"
+            label += f" (function {one_line(repr(verdict['alias']))} called as the tested name)"
     else:
-        reason = verdict.get("message") or "no tests could run"
+        reason = one_line(str(verdict.get("message") or "no tests could run"))
         label = f"UNVERIFIED ({reason}); do not rely on it without testing it"
-    title = f"[{number}] {label}" + (f" - {where}" if where else "")
-    return f"{title}\n```python\n{document.page_content.rstrip()}\n```"
+    title = f"[{number}] {label}" + (f" - {one_line(where)}" if where else "")
+    code = clean(document.page_content.rstrip(), CODE_LIMIT)
+    fence = "`" * max(3, 1 + max((len(run) for run in _BACKTICKS.findall(code)), default=0))
+    return f"{title}\n{fence}python\n{code}\n{fence}"
+
+
+CODE_LIMIT = 100_000
+"""Characters of one snippet's code shown to the LLM; longer code ends in a visible marker."""
+_BACKTICKS = re.compile("`+")

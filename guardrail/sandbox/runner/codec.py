@@ -1,0 +1,174 @@
+"""The plain-data codec: exact builtin (and a few stdlib) value types to JSON and back, never
+pickle; and the write-back of arguments a call changed in place."""
+
+from __future__ import annotations
+
+import base64
+import collections
+import decimal
+import fractions
+from typing import Any
+
+
+class Unserialisable(Exception):
+    """A value of a type that cannot cross the sandbox boundary as plain data."""
+
+
+_MAX_DEPTH = 200
+# Integers above this many bits cross as tagged hex: decimal conversion is quadratic and capped
+# at 4,300 digits (an honest 100,000-digit result was an error); hex is linear and uncapped.
+_PLAIN_INT_BITS = 8192
+_MAPPING_TAGS: dict[type, str] = {
+    dict: "d",
+    collections.OrderedDict: "od",
+    collections.Counter: "ctr",
+}
+
+
+def encode(value: object, depth: int = 0) -> Any:
+    """Exact builtin types (and a few stdlib value types) to JSON; anything else is refused.
+
+    Exact ``type(...) is`` checks on purpose: a ``str`` subclass with a forged ``__eq__`` must
+    not pass as a ``str``.
+    """
+    if depth > _MAX_DEPTH:
+        raise Unserialisable("nesting deeper than 200 levels")
+    kind = type(value)
+    if value is None or kind in (bool, str):
+        return value
+    if kind is int:
+        return _encode_int(value)  # type: ignore[arg-type]  # narrowed by the check
+    inner = depth + 1
+    if type(value) is float:
+        return {"f": repr(value)}
+    if type(value) is list:
+        return [encode(item, inner) for item in value]
+    if type(value) is tuple:
+        return {"t": [encode(item, inner) for item in value]}
+    if type(value) in _MAPPING_TAGS:
+        mapping: dict[Any, Any] = value  # type: ignore[assignment]  # narrowed by the check
+        pairs = [[encode(k, inner), encode(v, inner)] for k, v in mapping.items()]
+        return {_MAPPING_TAGS[kind]: pairs}
+    if type(value) is set or type(value) is frozenset:
+        return {"s" if kind is set else "fs": [encode(item, inner) for item in value]}
+    if type(value) is collections.deque:
+        return {"dq": [encode(item, inner) for item in value]}
+    if type(value) is bytes or type(value) is bytearray:
+        return {"b" if kind is bytes else "ba": base64.b64encode(value).decode("ascii")}
+    if type(value) is complex:
+        return {"c": [repr(value.real), repr(value.imag)]}
+    if type(value) is range:
+        return {"r": [_encode_int(value.start), _encode_int(value.stop), _encode_int(value.step)]}
+    if type(value) is decimal.Decimal:
+        return {"dec": str(value)}
+    if type(value) is fractions.Fraction:
+        return {"frac": [_encode_int(value.numerator), _encode_int(value.denominator)]}
+    raise Unserialisable(f"a value of type {kind.__qualname__} cannot cross as plain data")
+
+
+def message_of(exc: BaseException, limit: int) -> str:
+    """``str(exc)`` capped; never raises (a message holding a 5,000-digit int cannot be printed
+    in decimal, and a candidate's ``__str__`` may raise anything)."""
+    try:
+        return str(exc)[:limit]
+    except Exception:
+        return f"<the {type(exc).__name__} message cannot be printed>"[:limit]
+
+
+def _encode_int(value: int) -> Any:
+    return value if value.bit_length() <= _PLAIN_INT_BITS else {"i": format(value, "x")}
+
+
+def decode(data: Any) -> Any:
+    """Inverse of `encode`; builds only builtin and stdlib value types."""
+    if data is None or type(data) in (bool, int, str):
+        return data
+    if type(data) is list:
+        return [decode(item) for item in data]
+    if type(data) is not dict or len(data) != 1:
+        raise ValueError("malformed value")
+    ((tag, payload),) = data.items()
+    if tag == "i":
+        if type(payload) is not str:
+            raise ValueError("malformed integer")
+        return int(payload, 16)  # linear for a power-of-two base, and not capped
+    if tag == "f":
+        return float(payload)
+    if tag == "t":
+        return tuple(decode(item) for item in payload)
+    if tag in ("d", "od", "ctr"):
+        factory = {"d": dict, "od": collections.OrderedDict, "ctr": collections.Counter}[tag]
+        # Built from a dict: Counter(pairs) would count the pairs instead of taking them.
+        return factory({decode(k): decode(v) for k, v in payload})
+    if tag in ("s", "fs"):
+        return (set if tag == "s" else frozenset)(decode(item) for item in payload)
+    if tag == "dq":
+        return collections.deque(decode(item) for item in payload)
+    if tag in ("b", "ba"):
+        raw = base64.b64decode(payload)
+        return raw if tag == "b" else bytearray(raw)
+    if tag == "c":
+        return complex(float(payload[0]), float(payload[1]))
+    if tag == "r":
+        return range(*[_decode_int(item) for item in payload])
+    if tag == "dec":
+        return decimal.Decimal(payload)
+    if tag == "frac":
+        return fractions.Fraction(*[_decode_int(item) for item in payload])
+    raise ValueError(f"unknown value tag {tag!r}")
+
+
+def _decode_int(data: Any) -> int:
+    value = decode(data)
+    if type(value) is not int:
+        raise ValueError("malformed integer")
+    return value
+
+
+def by_position_and_name(args: list[Any], kwargs: dict[str, Any]) -> dict[int | str, Any]:
+    """Arguments keyed by position and keyword name, so before and after can be compared."""
+    keyed: dict[int | str, Any] = dict(enumerate(args))
+    keyed.update(kwargs)
+    return keyed
+
+
+def can_write_back(value: Any) -> bool:
+    """Whether a changed argument can be copied back exactly: a mutable container whose items are
+    all immutable. Inner containers would come back as new objects, silently breaking aliasing."""
+    if type(value) not in _MUTABLE:
+        return False
+    if type(value) is bytearray:
+        return True
+    items = [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)
+    return all(_immutable(item) for item in items)
+
+
+def _immutable(value: Any) -> bool:
+    """True for tuples and frozensets made only of immutable builtin values."""
+    if type(value) in (tuple, frozenset):
+        return all(_immutable(item) for item in value)
+    return type(value) not in _MUTABLE
+
+
+def write_back(original: Any, updated: Any) -> None:
+    """Copy an argument's post-call state into the judge's own object (in-place mutation)."""
+    kind = type(original)
+    if kind is list or kind is bytearray:
+        original[:] = updated
+    elif kind in (dict, collections.OrderedDict, collections.Counter, set):
+        original.clear()
+        original.update(updated)
+    elif kind is collections.deque:
+        original.clear()
+        original.extend(updated)
+
+
+_MUTABLE = (
+    list,
+    dict,
+    set,
+    bytearray,
+    collections.deque,
+    collections.OrderedDict,
+    collections.Counter,
+)

@@ -1,0 +1,65 @@
+"""The zygote: forks each candidate process.
+
+It is forked before any job and never receives anything of one: per candidate only a uid and
+three descriptors arrive (the channel to the judge, stdout, stderr); the candidate reads its code
+as the first frame of its own channel, written there by the supervisor. Whatever passes through
+a process stays in its freed memory and in every later fork of it, so a neighbour's code (or
+tests) must never pass through here.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import socket
+import sys
+
+from .candidate import candidate_serve
+from .framing import HEADER
+from .privilege import become, keep_only_fds
+
+
+def zygote_main(control: socket.socket, limits: dict[str, int]) -> None:
+    """Fork a candidate for each uid the supervisor sends (with its three descriptors)."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    # Warm the modules candidates import most, so each fork starts with them loaded.
+    for module in (
+        "typing",
+        "math",
+        "itertools",
+        "functools",
+        "heapq",
+        "bisect",
+        "string",
+        "datetime",
+    ):
+        __import__(module)
+    # Out of the collector's reach: a collection in a forked candidate would otherwise touch
+    # every inherited object and copy each page of the heap (copy-on-write) for nothing.
+    gc.freeze()
+    while True:
+        try:
+            header, fds, _flags, _addr = socket.recv_fds(control, HEADER.size, 3)
+        except OSError:
+            os._exit(0)
+        if len(header) < HEADER.size:
+            os._exit(0)
+        (uid,) = HEADER.unpack(header)
+        pid = os.fork()
+        if pid == 0:
+            channel, out, err = fds
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            os.dup2(out, 1)
+            os.dup2(err, 2)
+            keep_only_fds(1, 2, channel)
+            try:
+                become(uid, limits, 1000)
+                sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+                sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+                candidate_serve(channel)
+            finally:
+                os._exit(0)
+        for fd in fds:
+            os.close(fd)
+        control.sendall(HEADER.pack(pid))

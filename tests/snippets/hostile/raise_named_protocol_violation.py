@@ -1,0 +1,9 @@
+# Wrong code that raises an exception *named* like one of the judge's own faults, hoping the
+# outcome word "ERROR:ProtocolViolation" is read as a fault of the sandbox (and the candidate's failure as
+# something other than failed).
+class ProtocolViolation(Exception):
+    pass
+
+
+def square(x):
+    raise ProtocolViolation("the sandbox broke, not me")
