@@ -252,3 +252,12 @@ def test_a_missing_collection_on_a_server_or_in_memory_is_not_created(
         app, ["search", "gcd", "--chroma-url", chroma_server_url, "--collection", name]
     )
     assert result.exit_code == 2, result.output
+
+
+def test_search_retrieves_the_measured_default_fetch_k() -> None:
+    """20: the smallest k with recall >= 95% in bench/bench_fetch_k.py (0.942 at 10)."""
+    import inspect
+
+    from guardrail.cli.search import search
+
+    assert inspect.signature(search).parameters["fetch_k"].default == 20
