@@ -15,6 +15,7 @@ code and a one-line hint::
     │       ├── ImageUnusableError      the image has no python3 on PATH
     │       └── RuntimeNotFoundError    the engine lacks the container runtime asked for (runsc)
     ├── CodeIndexError             (guardrail.index) Chroma refused or failed an operation
+    │   ├── IndexNotFoundError     a reader named a missing index or collection (also an InputError)
     │   └── ChromaUnavailableError no Chroma server answers (also an UnavailableError)
     └── EmbeddingModelError        (guardrail.index) a model that cannot be loaded offline
 

@@ -108,7 +108,7 @@ def test_index_of_one_broken_file_is_bad_input_with_file_and_line(tmp_path: Path
         (["search", "q", "--tests", "{tmp}/t.py"], "t.py: no such tests file"),
         (["search", "q", "--entry-point", "f"], "give --tests too"),
         (["search", "q", "-k", "5", "--fetch-k", "2"], "asks for more results than --fetch-k 2"),
-        (["search", "q", "--path", "{tmp}/none"], "is empty or does not exist"),
+        (["search", "q", "--path", "{tmp}/none"], "none: the directory does not exist"),
         (["index", "{tmp}", "--collection", "x"], "cannot open collection 'x'"),
     ],
 )

@@ -56,23 +56,43 @@ def register(app: typer.Typer) -> None:
     app.command("index")(index)
 
 
-def index(
+def index(  # noqa: PLR0917 - Typer maps parameters to options; callers never pass them positionally
     path: Annotated[Path, typer.Argument(help="A directory of Python files, or one file.")],
     collection: CollectionOption = "guardrail",
     index_dir: IndexDirOption = None,
     chroma_url: ChromaUrlOption = None,
     embedding: EmbeddingOption = "minilm",
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            metavar="GLOB",
+            help="Leave out files and folders matching GLOB, relative to PATH (repeatable)."
+            " Gitignore-like: '*' stays within a folder, '**' spans folders, a GLOB without '/'"
+            " matches at any depth, a matching folder drops everything in it:"
+            " --exclude '**/fixtures/**' --exclude '*_pb2.py'.",
+        ),
+    ] = None,
+    include_tests: Annotated[
+        bool,
+        typer.Option(
+            "--include-tests",
+            help="Also index tests, which are left out by default: folders named tests/ or"
+            " test/, and test_*.py, *_test.py, conftest.py files.",
+        ),
+    ] = False,
 ) -> None:
     """Index every function and method of the Python files under PATH.
 
     Doctest examples in a function's docstring become its stored tests. Re-indexing replaces
-    the snippets of changed files and leaves unchanged ones alone. Files that do not parse are
-    skipped and listed. Exit code 2 on bad input (a single PATH file that does not parse).
+    the snippets of changed files and leaves unchanged ones alone; files now excluded, deleted
+    or no longer parsing are removed from the index. Files that do not parse are skipped and
+    listed. Exit code 2 on bad input (a single PATH file that does not parse, a bad GLOB).
     """
     with reporting_errors():
         from guardrail.index import split_tree
 
-        tree = split_tree(path)
+        tree = split_tree(path, exclude=exclude or (), include_tests=include_tests)
         if path.is_file() and tree.skipped.count:
             fail(str(tree.skipped.files[0]))
         code_index = open_index(collection, index_dir, chroma_url, embedding)
@@ -96,15 +116,26 @@ def _gone_files(code_index: CodeIndex, path: Path, tree: TreeSplit) -> dict[str,
 
 
 def open_index(
-    collection: str, index_dir: Path | None, chroma_url: str | None, embedding: str
+    collection: str,
+    index_dir: Path | None,
+    chroma_url: str | None,
+    embedding: str,
+    *,
+    create: bool = True,
 ) -> CodeIndex:
-    """The `CodeIndex` the location options name, with the embedding ``--embedding`` names."""
+    """The `CodeIndex` the location options name, with the embedding ``--embedding`` names.
+
+    Readers pass ``create=False``: a missing index or collection is then an error (exit 2)
+    and nothing is created.
+    """
     if index_dir is not None and chroma_url is not None:
         fail("give either --path (a local index) or --chroma-url (a server), not both")
     from guardrail.index import CodeIndex, load_embedding
 
     function = load_embedding(embedding)
-    return CodeIndex(collection, path=index_dir, url=chroma_url, embedding_function=function)
+    return CodeIndex(
+        collection, path=index_dir, url=chroma_url, embedding_function=function, create=create
+    )
 
 
 @contextmanager
@@ -143,7 +174,8 @@ def _print_summary(path: Path, code_index: CodeIndex, tree: TreeSplit, report: A
         highlight=False,
     )
     console.print(
-        f"  files     {len(tree.files)} read, {tree.skipped.count} skipped\n"
+        f"  files     {len(tree.files)} read, {tree.skipped.count} skipped,"
+        f" {tree.excluded} excluded\n"
         f"  snippets  {found} found: {report.added} added, {report.updated} updated,"
         f" {report.unchanged} unchanged; {report.removed} old snippets removed",
         highlight=False,

@@ -43,8 +43,14 @@ def register(app: typer.Typer) -> None:
 def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never pass them positionally
     query: Annotated[str, typer.Argument(help="What the code should do, in words.")],
     fetch_k: Annotated[
-        int, typer.Option("--fetch-k", min=1, help="How many snippets to retrieve and verify.")
-    ] = 10,
+        int,
+        typer.Option(
+            "--fetch-k",
+            min=1,
+            help="How many snippets to retrieve and verify (default 20: the smallest that"
+            " found >= 95% of intended functions in bench/bench_fetch_k.py).",
+        ),
+    ] = 20,
     k: Annotated[
         int | None,
         typer.Option("-k", min=1, help="How many results to hand over (default: --fetch-k)."),
@@ -92,10 +98,10 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
         if k is not None and k > fetch_k:
             fail(f"-k {k} asks for more results than --fetch-k {fetch_k} retrieves")
         query_spec = Spec.from_file(tests, entry_point) if tests is not None else None
-        code_index = open_index(collection, index_dir, chroma_url, embedding)
+        code_index = open_index(collection, index_dir, chroma_url, embedding, create=False)
         if code_index.count() == 0:
             fail(
-                f"collection {code_index.name!r} is empty or does not exist",
+                f"collection {code_index.name!r} is empty",
                 hint="index code first with `guardrail index PATH` (same --collection/--path)",
             )
         candidates = code_index.search(query, k=fetch_k)

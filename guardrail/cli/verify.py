@@ -10,7 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from guardrail.candidates import SourcedCode, read_candidates
-from guardrail.cli.common import EXIT_NONE_VERIFIED, console, reporting_errors
+from guardrail.cli.common import EXIT_NONE_VERIFIED, console, fail, reporting_errors
+from guardrail.cli.index import ChromaUrlOption, CollectionOption, EmbeddingOption, IndexDirOption
 from guardrail.cli.interrupts import removing_containers_on_signals
 from guardrail.cli.options import (
     ImageOption,
@@ -30,33 +31,71 @@ def register(app: typer.Typer) -> None:
 
 def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never pass them positionally
     files: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Argument(help="Code files, or .jsonl files with one {'code': ...} per line."),
-    ],
+    ] = None,
     tests: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "--tests",
             "-t",
             help="A .py file whose top-level statements are the tests (leading imports are"
             " setup), or a .json list of test strings.",
         ),
-    ],
+    ] = None,
     entry_point: Annotated[
         str | None,
         typer.Option(help="The function the tests call (default: inferred from the tests)."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON array.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Print one JSON array (--stored: an object, a row per snippet)."
+        ),
+    ] = False,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
     runtime: RuntimeOption = None,
     no_cache: NoCacheOption = False,
+    stored: Annotated[
+        bool,
+        typer.Option(
+            "--stored",
+            help="Instead of FILE... --tests: judge every snippet of the index against the tests"
+            " stored with it (its doctests). Exit 1 when any snippet fails them.",
+        ),
+    ] = False,
+    collection: CollectionOption = "guardrail",
+    index_dir: IndexDirOption = None,
+    chroma_url: ChromaUrlOption = None,
+    embedding: EmbeddingOption = "minilm",
 ) -> None:
     """Verify code against tests in the Docker sandbox.
 
     Exit code 0 when at least one candidate verified, 1 when none did, 2 on bad input (nothing
-    runs), 3 when the sandbox is unavailable, 70 on an internal error.
+    runs), 3 when the sandbox is unavailable, 70 on an internal error. With --stored (and
+    --collection/--path/--chroma-url): one row per indexed snippet; exit 0 when none is failed,
+    error or timeout against its stored tests (snippets without tests do not count), 1 otherwise.
     """
+    if stored:
+        if files or tests is not None or entry_point is not None:
+            fail("--stored judges the indexed snippets; give no FILE, --tests or --entry-point")
+        from guardrail.cli.stored import verify_stored_command  # it renders with this module
+
+        verify_stored_command(
+            collection=collection,
+            index_dir=index_dir,
+            chroma_url=chroma_url,
+            embedding=embedding,
+            as_json=as_json,
+            image=image,
+            timeout=timeout,
+            runtime=runtime,
+            no_cache=no_cache,
+        )
+        return
+    if not files or tests is None:
+        fail("give code FILE... and --tests TESTS (or --stored to judge an index)")
     with reporting_errors():
         spec = Spec.from_file(tests, entry_point)
         candidates = read_candidates(files)

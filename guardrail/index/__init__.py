@@ -5,6 +5,7 @@
     >>> tree = split_tree("src/")                             # doctest: +SKIP
     >>> index.replace_files(tree.files)                       # doctest: +SKIP
     >>> index.search("parse an ISO date", k=5)                # doctest: +SKIP
+    >>> [s.qualified_name for s in index.snippets()]          # doctest: +SKIP
 
 This package is the only part of guardrail that imports ``chromadb``; importing it costs about
 half a second, so ``import guardrail`` does not import it. Embedding models load on first use.
@@ -23,8 +24,10 @@ from guardrail.index.errors import (
     ChromaUnavailableError,
     CodeIndexError,
     EmbeddingModelError,
+    IndexNotFoundError,
     SourceFileError,
 )
+from guardrail.index.paths import TEST_GLOBS
 from guardrail.index.snippet import Snippet, decode_metadata
 from guardrail.index.splitter import (
     SkippedFile,
@@ -34,20 +37,24 @@ from guardrail.index.splitter import (
     split_python_source,
     split_tree,
 )
+from guardrail.index.stored import StoredCheck, stored_summary, verify_stored
 
 __all__ = [
+    "TEST_GLOBS",
     "AddReport",
     "ChromaUnavailableError",
     "CodeIndex",
     "CodeIndexError",
     "DoctestTests",
     "EmbeddingModelError",
+    "IndexNotFoundError",
     "ProgressHook",
     "SentenceTransformerEmbedding",
     "SkipReport",
     "SkippedFile",
     "Snippet",
     "SourceFileError",
+    "StoredCheck",
     "TreeSplit",
     "chroma_default_embedding",
     "decode_metadata",
@@ -59,4 +66,6 @@ __all__ = [
     "split_python_file",
     "split_python_source",
     "split_tree",
+    "stored_summary",
+    "verify_stored",
 ]

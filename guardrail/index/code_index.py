@@ -11,6 +11,10 @@ platform's user data directory holds a local index. Telemetry is always off.
 
 Ids are content ids (see `Snippet.content_id`), and every stored snippet carries the sha256 of
 everything stored with it, so adding the same snippets again embeds nothing and writes nothing.
+
+Readers open with ``create=False``: a missing index directory or collection is then an
+`IndexNotFoundError` and nothing is created (no directory, no database file, no collection), so a
+typo in ``--path`` or ``--collection`` does not leave an empty index behind.
 """
 
 from __future__ import annotations
@@ -27,15 +31,16 @@ import chromadb
 import httpx
 import platformdirs
 from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
 from chromadb.api.types import Documents, Embeddable, EmbeddingFunction
 from chromadb.base_types import Where
 from chromadb.config import Settings
-from chromadb.errors import ChromaError
+from chromadb.errors import ChromaError, NotFoundError
 from pydantic import BaseModel, ConfigDict
 
 from guardrail.errors import GuardrailError
 from guardrail.gate import Candidate
-from guardrail.index.errors import ChromaUnavailableError, CodeIndexError
+from guardrail.index.errors import ChromaUnavailableError, CodeIndexError, IndexNotFoundError
 from guardrail.index.snippet import Snippet, decode_metadata
 
 __all__ = ["AddReport", "CodeIndex", "ProgressHook", "default_index_path"]
@@ -44,6 +49,9 @@ ProgressHook = Callable[[int, int], None]
 """Called as ``hook(done, total)`` after each batch written (``total`` = snippets to embed)."""
 
 DEFAULT_BATCH_SIZE = 256
+DEFAULT_PAGE_SIZE = 500
+"""Snippets per Chroma ``get`` when iterating an index (`CodeIndex.snippets`)."""
+_CHROMA_DATABASE = "chroma.sqlite3"  # the file a PersistentClient directory always holds
 _LOOKUP_CHUNK = 500  # ids or file names per `get` call; keeps request bodies and SQL small
 
 _T = TypeVar("_T")
@@ -85,9 +93,12 @@ class CodeIndex:
         embedding_function: a Chroma embedding function; default: the offline MiniLM.
         ephemeral: keep everything in memory for this process.
         batch_size: snippets per write (each write embeds that many texts).
+        create: create the index directory and the collection when missing (for writers); with
+            ``False`` (for readers) a missing one raises and nothing is created.
 
     Raises:
         CodeIndexError: Chroma refused the collection (bad name, embedding-function conflict).
+        IndexNotFoundError: ``create=False`` and the index directory or collection is missing.
         ChromaUnavailableError: no server answers at ``url``.
     """
 
@@ -101,6 +112,7 @@ class CodeIndex:
         embedding_function: EmbeddingFunction[Documents] | None = None,
         ephemeral: bool = False,
         batch_size: int = DEFAULT_BATCH_SIZE,
+        create: bool = True,
     ) -> None:
         chosen = [name for name, value in (("path", path), ("url", url)) if value is not None]
         if ephemeral:
@@ -125,18 +137,24 @@ class CodeIndex:
         )
         """Where the collection lives: the server URL, the index directory, or a placeholder."""
         if client is None:
+            if not (create or url or ephemeral):
+                _require_local_index(directory)
             client = _make_client(directory=directory, url=url, ephemeral=ephemeral)
         hint = (
             "if the collection exists with another embedding, pass that embedding"
             " (--embedding) or another collection name"
         )
+        function = cast("EmbeddingFunction[Embeddable]", embedding_function)
         with _chroma_errors(f"open collection {collection!r}", url, hint):
             self._batch_size = min(batch_size, client.get_max_batch_size())
-            self._collection = client.get_or_create_collection(
-                collection,
-                configuration={"hnsw": {"space": "cosine"}},
-                embedding_function=cast("EmbeddingFunction[Embeddable]", embedding_function),
-            )
+            if create:
+                self._collection = client.get_or_create_collection(
+                    collection,
+                    configuration={"hnsw": {"space": "cosine"}},
+                    embedding_function=function,
+                )
+            else:
+                self._collection = _existing_collection(client, collection, function, self.location)
         self._to_similarity = _similarity_for(self._collection.configuration)
 
     # -- writing -----------------------------------------------------------------------------
@@ -260,10 +278,41 @@ class CodeIndex:
                     found[id_] = Snippet.from_stored(id_, document, metadata)
         return [found[id_] for id_ in ids if id_ in found]
 
+    def snippets(
+        self, *, where: Mapping[str, Any] | None = None, page_size: int = DEFAULT_PAGE_SIZE
+    ) -> Iterator[Snippet]:
+        """Every stored snippet (or those matching the Chroma filter ``where``), in a stable order.
+
+        The order is by file, then start line, then qualified name, then id, whatever order they
+        were written in. Reading is paged (``page_size`` snippets per Chroma ``get``): first the
+        keys, then the snippets a page at a time, so memory holds one page of code at once.
+        Writing to the collection while iterating is not supported (a snippet removed meanwhile
+        is left out).
+        """
+        if page_size < 1:
+            raise ValueError(f"page_size must be at least 1, got {page_size}")
+        order: list[tuple[str, int, str, str]] = []
+        filter_ = cast("Where", dict(where)) if where else None
+        with self._errors("list snippets"):
+            while True:
+                result = self._collection.get(
+                    where=filter_, limit=page_size, offset=len(order), include=["metadatas"]
+                )
+                for id_, metadata in zip(result["ids"], result["metadatas"] or [], strict=True):
+                    order.append(_order_key(id_, metadata or {}))
+                if len(result["ids"]) < page_size:
+                    break
+        order.sort()
+        for _, page in _batches([key[-1] for key in order], page_size):
+            yield from self.get(page)
+
     def count(self) -> int:
-        """Number of snippets in the collection."""
+        """Number of snippets in the collection (also ``len(index)``)."""
         with self._errors("count snippets"):
             return self._collection.count()
+
+    def __len__(self) -> int:
+        return self.count()
 
     def __repr__(self) -> str:
         return f"CodeIndex(collection={self.name!r}, location={self.location!r})"
@@ -323,6 +372,25 @@ def _make_client(*, directory: Path, url: str | None, ephemeral: bool) -> Client
         return chromadb.PersistentClient(path=str(directory), settings=_settings())
 
 
+def _require_local_index(directory: Path) -> None:
+    """Raise unless ``directory`` holds a Chroma index; checks without creating anything.
+
+    ``PersistentClient`` creates the directory and its database file when they are missing.
+    """
+    if not (directory / _CHROMA_DATABASE).is_file():
+        what = "does not exist" if not directory.exists() else "holds no Chroma index"
+        raise IndexNotFoundError(f"no index at {directory}: the directory {what}")
+
+
+def _existing_collection(
+    client: ClientAPI, name: str, function: EmbeddingFunction[Embeddable], location: str
+) -> Collection:
+    try:
+        return client.get_collection(name, embedding_function=function)
+    except NotFoundError:
+        raise IndexNotFoundError(f"no collection {name!r} in the index at {location}") from None
+
+
 def _parse_url(url: str) -> tuple[str, int, bool]:
     parts = urlsplit(url)
     if parts.scheme not in {"http", "https"} or not parts.hostname or parts.path not in {"", "/"}:
@@ -361,6 +429,16 @@ def _similarity_for(configuration: Mapping[str, Any]) -> Callable[[float], float
         # Chroma's l2 is the squared distance; for unit vectors it equals 2 - 2 cos.
         return lambda distance: 1.0 - distance / 2.0
     return lambda distance: 1.0 - distance
+
+
+def _order_key(id_: str, metadata: Mapping[str, Any]) -> tuple[str, int, str, str]:
+    line = metadata.get("start_line")
+    return (
+        str(metadata.get("file", "")),
+        line if isinstance(line, int) else 0,
+        str(metadata.get("qualified_name", "")),
+        id_,
+    )
 
 
 def _unique(snippets: Iterable[Snippet]) -> dict[str, Snippet]:

@@ -7,6 +7,8 @@ Where they sit in the tree of `guardrail.errors`::
     │   └── SourceFileError          a Python file that cannot be read or parsed (file and line)
     ├── CodeIndexError               Chroma refused or failed an operation (translated in one place:
     │   │                            `guardrail.index.code_index`)
+    │   ├── IndexNotFoundError       a reader named an index or collection that does not exist
+    │   │                            (also an `InputError`, so the CLI exits 2)
     │   └── ChromaUnavailableError   no Chroma server answers at the URL given (also an
     │                                `UnavailableError`, so the CLI exits 3)
     └── EmbeddingModelError          an embedding model that cannot be loaded here
@@ -16,7 +18,13 @@ from __future__ import annotations
 
 from guardrail.errors import GuardrailError, InputError, UnavailableError
 
-__all__ = ["ChromaUnavailableError", "CodeIndexError", "EmbeddingModelError", "SourceFileError"]
+__all__ = [
+    "ChromaUnavailableError",
+    "CodeIndexError",
+    "EmbeddingModelError",
+    "IndexNotFoundError",
+    "SourceFileError",
+]
 
 
 class CodeIndexError(GuardrailError):
@@ -54,3 +62,9 @@ class SourceFileError(InputError):
         self.file = file
         self.reason = reason
         self.line = line
+
+
+class IndexNotFoundError(CodeIndexError, InputError):
+    """The index directory or the collection a reader names does not exist (nothing was created)."""
+
+    hint = "index code first with `guardrail index PATH` (with the same --collection and --path)"

@@ -20,13 +20,14 @@ import ast
 import builtins
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from guardrail.index.doctests import doctest_tests
 from guardrail.index.errors import SourceFileError
+from guardrail.index.paths import PathFilter
 from guardrail.index.snippet import Snippet
 
 __all__ = [
@@ -43,6 +44,7 @@ SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "site-packages",
 """Directory names `split_tree` never enters (besides hidden ones such as ``.venv`` or ``.git``)."""
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
+_KEEP_ALL = PathFilter(include_tests=True)  # counts the files under an excluded directory
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -79,6 +81,8 @@ class TreeSplit(BaseModel):
 
     files: dict[str, list[Snippet]]
     skipped: SkipReport = SkipReport()
+    excluded: int = 0
+    """Python files left out by the exclude globs and the test-file default (not read)."""
 
     @property
     def snippets(self) -> list[Snippet]:
@@ -135,39 +139,57 @@ def split_python_file(path: str | Path) -> list[Snippet]:
     return split_python_source(source, str(file))
 
 
-def split_tree(path: str | Path) -> TreeSplit:
+def split_tree(
+    path: str | Path, *, exclude: Iterable[str] = (), include_tests: bool = False
+) -> TreeSplit:
     """Split every ``.py`` file under ``path`` (or ``path`` itself when it is a file).
 
-    Hidden directories and `SKIPPED_DIRECTORIES` are not entered. Files that cannot be read or
-    parsed are skipped and listed in the `SkipReport` with the reason.
+    Hidden directories and `SKIPPED_DIRECTORIES` are not entered. Files and directories that
+    match an ``exclude`` glob, and tests unless ``include_tests`` (see `guardrail.index.paths`
+    for the glob rules and what counts as a test), are left out and counted. A ``path`` that is a
+    file is split whatever its name. Files that cannot be read or parsed are skipped and listed
+    in the `SkipReport` with the reason.
 
     Raises:
         SourceFileError: ``path`` does not exist.
+        InputError: an ``exclude`` glob is malformed.
     """
     root = Path(path)
+    path_filter = PathFilter(exclude, include_tests=include_tests)
     if not root.exists():
         raise SourceFileError(str(root), "no such file or directory")
     files: dict[str, list[Snippet]] = {}
     skipped: list[SkippedFile] = []
-    for file in [root] if root.is_file() else _python_files(root):
+    excluded: list[Path] = []
+    for file in [root] if root.is_file() else _python_files(root, path_filter, excluded):
         try:
             snippets = split_python_file(file)
         except SourceFileError as exc:
             skipped.append(SkippedFile(file=exc.file, reason=exc.reason, line=exc.line))
             continue
         files[str(file.resolve())] = snippets
-    return TreeSplit(files=files, skipped=SkipReport(files=tuple(skipped)))
+    return TreeSplit(files=files, skipped=SkipReport(files=tuple(skipped)), excluded=len(excluded))
 
 
-def _python_files(root: Path) -> Iterator[Path]:
+def _python_files(root: Path, path_filter: PathFilter, excluded: list[Path]) -> Iterator[Path]:
+    """The ``.py`` files under ``root`` in a stable order; those filtered out go to ``excluded``."""
     for directory, subdirectories, names in os.walk(root):
-        subdirectories[:] = sorted(
-            name
-            for name in subdirectories
-            if not name.startswith(".") and name not in SKIPPED_DIRECTORIES
-        )
+        here = Path(directory).relative_to(root)
+        kept = []
+        for name in sorted(subdirectories):
+            if name.startswith(".") or name in SKIPPED_DIRECTORIES:
+                continue
+            if path_filter.excludes((here / name).as_posix(), is_dir=True):
+                excluded.extend(_python_files(root / here / name, _KEEP_ALL, []))
+            else:
+                kept.append(name)
+        subdirectories[:] = kept
         for name in sorted(names):
-            if name.endswith(".py"):
+            if not name.endswith(".py"):
+                continue
+            if path_filter.excludes((here / name).as_posix(), is_dir=False):
+                excluded.append(Path(directory, name))
+            else:
                 yield Path(directory, name)
 
 

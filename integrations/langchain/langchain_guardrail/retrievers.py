@@ -94,7 +94,7 @@ class GuardedRetriever(BaseRetriever, GateSettings):
     retrievers return what they are configured to and the first ``fetch_k`` are verified."""
     k: int = Field(default=4, ge=1)
     """How many Documents to return at most."""
-    fetch_k: int = Field(default=10, ge=1)
+    fetch_k: int = Field(default=20, ge=1)
     """How many candidates to retrieve and verify."""
 
     @model_validator(mode="after")

@@ -60,7 +60,7 @@ def test_public_api_is_pinned() -> None:
 
 
 def test_defaults(retriever: GuardedRetriever) -> None:
-    assert (retriever.k, retriever.fetch_k) == (4, 10)
+    assert (retriever.k, retriever.fetch_k) == (4, 20)
     assert retriever.policy is None and retriever.tests is None
 
 

@@ -5,7 +5,7 @@ verified code first and drops code that failed; at most ``k`` nodes come back, e
 verdict under ``node.metadata["guardrail"]``. Swapping it in is one line::
 
     retriever = index.as_retriever(similarity_top_k=10)                   # before
-    retriever = GuardedRetriever(index, fetch_k=10, gate=Gate())          # after
+    retriever = GuardedRetriever(index, fetch_k=20, gate=Gate())          # after
 
 LlamaIndex retrievers take no per-call arguments, so tests for one query travel in a
 `TestedQueryBundle` (``retriever.retrieve(TestedQueryBundle(query, tests=[...]))``, also through
@@ -91,7 +91,7 @@ class GuardedRetriever(BaseRetriever):
         *,
         gate: Gate | None = None,
         policy: Policy | str | None = None,
-        fetch_k: int = 10,
+        fetch_k: int = 20,
         k: int = 4,
         tests: Tests | None = None,
         test_provider: TestProvider | None = None,
