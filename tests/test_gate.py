@@ -195,7 +195,7 @@ def test_only_busy_timeouts_are_cached(tmp_path: Path) -> None:
     cache = VerdictCache(tmp_path / "verdicts.sqlite")
     spinning = "def add(a, b):\n    while True: pass\n"
     sleeping = "import time\ndef add(a, b):\n    time.sleep(60)\n"  # like a starved process
-    with DockerSandbox(pool_size=1, timeout_s=0.5) as sandbox:
+    with DockerSandbox(pool_size=1, timeout_s=1.5) as sandbox:
         gate = Gate(sandbox, cache=cache)
         verdicts = gate.verify([spinning, sleeping], ADD)
         assert [v.status for v in verdicts] == [Status.TIMEOUT, Status.TIMEOUT]

@@ -1,9 +1,17 @@
 """Sandbox faults never become published numbers: re-run, counted, named, never cached.
 
 Faults are real: containers of the test's own sandbox (found by its owner label) are killed by id
-with the Docker engine, and load is two busy processes. Kills happen between two ``run`` calls
-(`KillingSandbox`), so each one is sure to hit the next jobs and no container is ever killed
-while it is starting (that would be a different failure: the sandbox is unavailable).
+with the Docker engine, and load is two busy processes. Two kinds of kill (`KillingSandbox`):
+
+* between two ``run`` calls: the `DockerSandbox` itself replays the jobs a dead container had not
+  finished on a fresh one, so the numbers must come out as a clean run's;
+* *doomed* calls, where every container is killed right after it started: the sandbox blames
+  each job in turn (``sandbox_fault``), and the eval's own retries are the second line; what is
+  still a fault after them must be counted and named, never published as a number.
+
+Doomed calls cost a few container starts per job, so they set the sandbox's blame threshold to
+one death (`guardrail.sandbox.replay.BLAME_AFTER`; the rule itself is tested with the default in
+tests/test_sandbox_faults.py).
 """
 
 from __future__ import annotations
@@ -20,12 +28,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+import guardrail.sandbox.replay as replay
 import guardrail_eval.cli as eval_cli
 import guardrail_eval.pools.builtin as builtin
 from guardrail.cli.app import app
 from guardrail.gate import Gate
 from guardrail.sandbox.base import Job
-from guardrail.sandbox.docker import OWNER_LABEL, DockerSandbox
+from guardrail.sandbox.docker import OWNER_LABEL, DockerSandbox, _Container
 from guardrail.sandbox.shipping import RUNNER_VERSION
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status, Verdict
@@ -46,28 +55,54 @@ runner = CliRunner()
 
 
 class KillingSandbox(DockerSandbox):
-    """The real `DockerSandbox`, whose own containers are killed by id before some runs.
+    """The real `DockerSandbox`, whose own containers are killed by id.
 
     Before every ``every``-th call of `run` (0: never), up to call ``until``, the pool is
     started (`warm_up`) and every running container of this sandbox (its owner label) killed, so
-    that each chunk of the call meets a dead container. It stays a `DockerSandbox`, so the
-    patient twin a `RetryingSandbox` makes of it is a plain one, which nobody kills.
+    that each chunk of the call meets a dead container. A call up to ``doomed_until`` first kills
+    the running containers, then every container it starts (or the first ``doomed_starts``) right
+    after it has started, so no job of those calls can finish (or only the later ones).
+    It stays a `DockerSandbox`, so the patient twin a `RetryingSandbox` makes of it is a plain
+    one, which nobody kills.
     """
 
-    def __init__(self, *, every: int = 0, until: int | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        every: int = 0,
+        until: int | None = None,
+        doomed_until: int = 0,
+        doomed_starts: int | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(**options)
         self.every = every
         self.until = until
+        self.doomed_until = doomed_until
+        self.doomed_starts = doomed_starts
         self.calls = 0
         self.kills = 0
+        self._doomed_left: int | None = 0
 
     def run(self, jobs: Sequence[Job]) -> list[Verdict]:
         self.calls += 1
+        self._doomed_left = self.doomed_starts if self.calls <= self.doomed_until else 0
+        if self.calls <= self.doomed_until:  # a live container would let the call through
+            self.kills += self.kill_own_containers()
         due = self.every and self.calls % self.every == 0
         if due and (self.until is None or self.calls <= self.until):
             self.warm_up()
             self.kills += self.kill_own_containers()
         return super().run(jobs)
+
+    def _start(self) -> _Container:
+        container = super()._start()
+        if self._doomed_left is None or self._doomed_left > 0:
+            if self._doomed_left is not None:
+                self._doomed_left -= 1
+            container.container.kill()
+            self.kills += 1
+        return container
 
     def kill_own_containers(self) -> int:
         """Kill, by id, every running container of this sandbox (never anyone else's)."""
@@ -84,6 +119,12 @@ def own_sandbox(docker_sandbox: object) -> Iterator[KillingSandbox]:
     sandbox = KillingSandbox(pool_size=2, timeout_s=TIMEOUT_S)
     yield sandbox
     sandbox.close()
+
+
+@pytest.fixture
+def quick_blame(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blame a job after one death alone, not two: doomed calls then start half the containers."""
+    monkeypatch.setattr(replay, "BLAME_AFTER", 1)
 
 
 @pytest.fixture
@@ -111,24 +152,36 @@ def square_code(n: int) -> str:
 
 @pytest.mark.docker
 def test_a_killed_container_is_rerun_and_a_fault_left_is_reported(
+    own_sandbox: KillingSandbox, quick_blame: None
+) -> None:
+    jobs = [Job(square_code(n), SQUARE) for n in range(4)]
+    own_sandbox.doomed_until = 1  # nothing of the first call can finish
+    retrying = RetryingSandbox.around(own_sandbox, retries=0)
+    verdicts = retrying.run(jobs)
+    assert own_sandbox.kills >= 4
+    assert [v.reason for v in verdicts] == [Reason.SANDBOX_FAULT] * 4
+    assert {u.reason for u in retrying.unsettled} == {SANDBOX_FAULT}
+    assert retrying.retried == 0
+
+    own_sandbox.doomed_until = 2  # the next call is doomed too; the retry after it is not
+    retrying = RetryingSandbox.around(own_sandbox)
+    verdicts = retrying.run(jobs)
+    assert [v.status for v in verdicts] == [Status.VERIFIED] * 4
+    assert retrying.retried == 4 and retrying.unsettled == []
+    assert retrying.jobs == 4  # first runs only: the retries are counted apart
+
+
+@pytest.mark.docker
+def test_kills_between_runs_are_replayed_by_the_sandbox_itself(
     own_sandbox: KillingSandbox,
 ) -> None:
     jobs = [Job(square_code(n), SQUARE) for n in range(4)]
     own_sandbox.every = 1
-    retrying = RetryingSandbox.around(own_sandbox, retries=0)
-    verdicts = retrying.run(jobs)
-    assert own_sandbox.kills == 2
-    assert any(v.reason is Reason.SANDBOX_FAULT for v in verdicts)
-    assert {u.reason for u in retrying.unsettled} == {SANDBOX_FAULT}
-    assert retrying.retried == 0
-
-    own_sandbox.every = 2  # the next call kills, the retry after it does not
     retrying = RetryingSandbox.around(own_sandbox)
     verdicts = retrying.run(jobs)
-    assert own_sandbox.kills >= 3
+    assert own_sandbox.kills >= 1 and own_sandbox.stats.faults >= 1
     assert [v.status for v in verdicts] == [Status.VERIFIED] * 4
-    assert retrying.retried >= 1 and retrying.unsettled == []
-    assert retrying.jobs == 4  # first runs only: the retries are counted apart
+    assert retrying.retried == 0 and retrying.unsettled == []
 
 
 BURN = (
@@ -184,7 +237,7 @@ def test_a_build_under_load_and_kills_gives_the_same_rows(
     own_sandbox.every = 3
     loaded_pool, loaded = build_pool(tasks, Gate(own_sandbox, cache=False), seed=7, name="mini")
     assert own_sandbox.kills >= 2
-    assert loaded.retried >= 1, "the kills must have been seen"
+    assert own_sandbox.stats.faults >= 1, "the kills must have been seen"
     assert loaded.clean is True, loaded.faults
     folder = write_built_pool(loaded_pool, loaded, tmp_path / "loaded")
     assert rows(folder) == clean
@@ -204,8 +257,10 @@ def mini_humaneval(tmp_path: Path) -> Path:
 
 @pytest.mark.docker
 def test_a_build_left_with_faults_is_flagged_and_never_reused(
-    own_sandbox: KillingSandbox, mini_humaneval: Path, tmp_path: Path
+    mini_humaneval: Path, tmp_path: Path, quick_blame: None, docker_sandbox: object
 ) -> None:
+    # One container at a time, so the doomed starts are those of the first canonical alone.
+    own_sandbox = KillingSandbox(pool_size=1, timeout_s=TIMEOUT_S, doomed_starts=2)
     root = tmp_path / "pools"
     folder = humaneval_cache_dir(1, root, mini_humaneval)
 
@@ -213,22 +268,23 @@ def test_a_build_left_with_faults_is_flagged_and_never_reused(
         gate = Gate(own_sandbox, cache=False)
         return load_humaneval_pool(gate, 1, cache_root=root, data_path=mini_humaneval)
 
-    # The canonicals' call and both its retries meet killed containers: the first job of each
-    # chunk stays a fault; the others build.
-    own_sandbox.every, own_sandbox.until = 1, 3
+    # The canonicals' call and both its retries are doomed for their first two container starts:
+    # the first canonical kills its batch's container and then its own, and is blamed; the
+    # others are judged on the next container. Its retries meet the same fate.
+    own_sandbox.doomed_until = 3
     faulted = load()
     report = read_build_report(faulted)
     assert report is not None and report.clean is False
-    assert report.faults and {(f.candidate, f.reason) for f in report.faults} == {
-        ("canonical", SANDBOX_FAULT)
-    }
+    assert [(f.task_id, f.candidate, f.reason) for f in report.faults] == [
+        ("HumanEval/0", "canonical", SANDBOX_FAULT)
+    ]
     named = {f.task_id for f in report.faults}
     built = {q.metadata["task_id"] for q in faulted.queries}
     assert built and not named & built
     assert named == {e.task_id for e in report.excluded}  # excluded, and why
     assert not is_clean_build(folder)
 
-    own_sandbox.every = 0
+    own_sandbox.doomed_until = 0
     calls = own_sandbox.calls
     rebuilt = load()
     assert own_sandbox.calls > calls, "an unclean build must be rebuilt, not reused"
@@ -238,6 +294,7 @@ def test_a_build_left_with_faults_is_flagged_and_never_reused(
     calls = own_sandbox.calls
     load()
     assert own_sandbox.calls == calls  # a clean build is reused
+    own_sandbox.close()
 
 
 @pytest.fixture
@@ -249,13 +306,15 @@ def small_builtin(gate: Gate, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def eval_with(
-    monkeypatch: pytest.MonkeyPatch, out: Path, every: int = 0, until: int | None = None
+    monkeypatch: pytest.MonkeyPatch, out: Path, every: int = 0, doomed_until: int = 0
 ) -> tuple[int, str, dict[str, Any]]:
-    """``guardrail eval`` (BM25, two gate settings) on its own sandbox, killed every N runs."""
+    """``guardrail eval`` (BM25, two gate settings) on its own sandbox, killed every N runs or
+    doomed for its first runs."""
 
-    def own_gate(*, image: str | None, timeout: float, no_cache: bool) -> Gate:
-        sandbox = KillingSandbox(image=image, pool_size=2, timeout_s=TIMEOUT_S, every=every)
-        sandbox.until = until
+    def own_gate(*, image: str | None, timeout: float, no_cache: bool, runtime: str | None) -> Gate:
+        sandbox = KillingSandbox(
+            image=image, pool_size=2, timeout_s=TIMEOUT_S, every=every, doomed_until=doomed_until
+        )
         return Gate(sandbox, cache=False)
 
     monkeypatch.setattr(eval_cli, "build_gate", own_gate)
@@ -271,23 +330,20 @@ def numbers(summary: dict[str, Any]) -> list[object]:
 
 @pytest.mark.docker
 def test_eval_under_kills_gives_the_clean_numbers_or_exits_4_naming_the_faults(
-    small_builtin: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    small_builtin: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, quick_blame: None
 ) -> None:
     code, output, clean = eval_with(monkeypatch, tmp_path / "clean")
     assert code == 0, output
     assert clean["faults"] == {"retried": 0, "remaining": 0, "items": [], "pool_build": None}
 
+    # Kills between runs: the sandbox replays what the dead containers had not finished.
     code, output, killed = eval_with(monkeypatch, tmp_path / "killed", every=3)
-    faults = killed["faults"]
-    if code == 0:
-        assert faults["remaining"] == 0 and faults["retried"] >= 1
-        assert numbers(killed) == numbers(clean)
-    else:
-        assert code == 4, output
-        assert faults["remaining"] > 0 and "results incomplete" in output
+    assert code == 0, output
+    assert killed["faults"]["remaining"] == 0
+    assert numbers(killed) == numbers(clean)
 
-    # The first gated query and both its retries (runs 1 to 3) meet killed containers.
-    code, output, always = eval_with(monkeypatch, tmp_path / "always", every=1, until=3)
+    # The first gated query and both its retries (runs 1 to 3) are doomed.
+    code, output, always = eval_with(monkeypatch, tmp_path / "always", doomed_until=3)
     assert code == 4, output
     faults = always["faults"]
     assert faults["remaining"] > 0
