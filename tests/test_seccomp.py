@@ -110,7 +110,7 @@ def test_without_the_filter_a_job_runs_only_where_ipc_is_limited_and_swept(
         privilege._confine(_Refused(), queues_limited=False)
     with pytest.raises(ConfinementError, match="no seccomp filter for this machine"):
         privilege._confine(None, queues_limited=False)
-    monkeypatch.setattr(privilege.os.path, "isdir", lambda path: False)
+    monkeypatch.setattr(os.path, "isdir", lambda path: False)
     with pytest.raises(ConfinementError):
         privilege._confine(None, queues_limited=True)
 

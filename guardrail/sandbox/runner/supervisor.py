@@ -85,8 +85,9 @@ class Supervisor:
         if candidate_gone is not None:  # wake the moment the candidate is gone, not by polling
             select.select([candidate_gone], [], [], 0.1)
             os.close(candidate_gone)
-        self._cleanup(candidate_uid)
-        self._cleanup(judge_uid)
+        timed_out = report["status"] == "timeout"  # what outlives a deadline is rarely one process
+        self._cleanup(candidate_uid, timed_out)
+        self._cleanup(judge_uid, timed_out)
         report["stdout"], report["stderr"] = (
             _read_output(fd, limits["output_chars"]) for fd in outputs
         )
@@ -111,15 +112,18 @@ class Supervisor:
         finally:
             os._exit(0)
 
-    def _cleanup(self, uid: int) -> None:
+    def _cleanup(self, uid: int, timed_out: bool) -> None:
         """Leave nothing of ``uid`` behind: no process (not even a zombie), no file."""
         for attempt in range(2000):
             self._reap_orphans()
             alive, zombies = processes_of(uid)
             if alive or zombies:
-                # The job's own processes were SIGKILLed already and vanish within a few polls;
-                # only what survives that (a fork bomb, a setsid daemon) needs the reaper.
-                if alive and attempt >= 10:
+                # The job's own process (one per uid) was SIGKILLed already and vanishes within a
+                # few polls; only what survives that (a fork bomb, a setsid daemon) needs the
+                # reaper. More than one, or a job that timed out, needs it at once: each poll
+                # lists /proc, which under gVisor with a fork bomb's thousands of processes
+                # costs so much that ten of them outlast the host's deadline.
+                if alive and (timed_out or alive > 1 or attempt >= 10):
                     reap_as(uid)
                 else:
                     time.sleep(0.0005)
