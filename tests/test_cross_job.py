@@ -4,7 +4,8 @@ Each pair in snippets/cross_job/ (and the memory thief of snippets/hostile/) run
 other in ONE container: the first leaves something behind (its code in freed memory, a POSIX or
 System V queue, a file, a full queue namespace), the second tries to use it. A cross-job verdict
 would then be cached forever, so each must equal the verdict of the same job run alone in a
-fresh container.
+fresh container. Under each runtime (runc, and gVisor's runsc, where only the runner's seccomp
+filter closes the queues).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ SPEC = Spec.from_tests(
 PAIRS = {
     "memory residue": ("cross_job/neighbour_code_victim", "hostile/hunt_neighbours_code_in_memory"),
     "POSIX queue publish/read": ("cross_job/mqueue_publisher", "cross_job/mqueue_reader"),
+    "POSIX queue names": ("cross_job/mqueue_name_publisher", "cross_job/mqueue_name_reader"),
     "POSIX queue exhaustion": ("cross_job/mqueue_filler", "cross_job/mqueue_user"),
     "files in /tmp": ("cross_job/tmp_file_publisher", "cross_job/tmp_file_reader"),
     "System V queue publish/read": ("cross_job/sysv_publisher", "cross_job/sysv_reader"),
@@ -44,13 +46,15 @@ def _summary(verdict: Verdict) -> tuple[str, str, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def together_and_alone() -> tuple[dict[str, Verdict], dict[str, Verdict]]:
-    with DockerSandbox(pool_size=1, timeout_s=5.0) as sandbox:
+def together_and_alone(sandbox_runtime: str) -> tuple[dict[str, Verdict], dict[str, Verdict]]:
+    with DockerSandbox(pool_size=1, timeout_s=5.0, runtime=sandbox_runtime) as sandbox:
         together = sandbox.run([_job(name) for name in ORDER])
         assert sandbox.stats.containers_started == 1
         assert sandbox.stats.faults == 0
     # jobs_per_container=1: every job in a container of its own, started for it.
-    with DockerSandbox(pool_size=2, timeout_s=5.0, jobs_per_container=1) as sandbox:
+    with DockerSandbox(
+        pool_size=2, timeout_s=5.0, jobs_per_container=1, runtime=sandbox_runtime
+    ) as sandbox:
         alone = sandbox.run([_job(name) for name in ORDER])
         assert sandbox.stats.containers_started == len(ORDER)
     return dict(zip(ORDER, together, strict=True)), dict(zip(ORDER, alone, strict=True))

@@ -68,14 +68,7 @@ EXPECTED = {
 # Attacks the runner does not yet stop under a runtime, and why. Each runs alone on a container
 # of its own (so the shared batch keeps proving the rest) as a strict xfail: when the runner
 # closes the gap the test passes, fails for it, and the entry must go.
-KNOWN_GAPS = {
-    "runsc": {
-        "sysv_ipc_leftovers": "gVisor has no /proc/sysvipc, so the runner finds and removes no"
-        " System V object: they outlive the job",
-        "fork_bomb": "killing a fork bomb under gVisor's ptrace platform takes the runner ~15 s,"
-        " past the host's deadline: the container is killed as unresponsive (sandbox_fault)",
-    },
-}
+KNOWN_GAPS: dict[str, dict[str, str]] = {"runc": {}, "runsc": {}}
 
 SLOW_UNDER_LOAD = {"memory_bomb"}
 
@@ -131,23 +124,27 @@ def test_hostile_candidate_is_never_verified_and_the_pool_stays_healthy(
     assert probe.status is Status.VERIFIED, f"leftovers after {name}: {probe.tests}"
 
 
-# gVisor lets every uid read /proc/<pid>/environ, so the candidate sees the environment the
-# engine gave PID 1 (HOSTNAME, HOME, PATH: no host variable, but not closed either).
-ENVIRON_GAP = "gVisor lets any uid read /proc/1/environ; the supervisor does not empty it yet"
-
-
 def test_host_environment_is_invisible(
     hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
-    sandbox_runtime: str,
-    request: pytest.FixtureRequest,
 ) -> None:
-    if sandbox_runtime == "runsc":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=ENVIRON_GAP))
+    """gVisor lets every uid read /proc/<pid>/environ: PID 1's is empty (the bootstrap re-execs
+    with none), so the candidate sees only the four variables the runner gives it."""
     attack, _, _ = hostile_run["read_host_environment"]
     # The candidate printed every variable it could see: only the runner's four.
     assert "('PATH', " in attack.stdout
     for variable in ("HOSTNAME", "GUARDRAIL", "DOCKER", "USER", "SHELL"):
         assert variable not in attack.stdout
+
+
+def test_ipc_attacks_fail_at_their_first_call(
+    hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
+) -> None:
+    """The runner's seccomp filter refuses them (EPERM) before anything is made, under gVisor
+    (where nothing could be swept) as under runc."""
+    sysv, _, _ = hostile_run["sysv_ipc_leftovers"]
+    assert sysv.stdout.splitlines() == [f"{call} -1 1" for call in ("shmget", "semget", "msgget")]
+    queues, _, _ = hostile_run["posix_mqueue_leftovers"]
+    assert queues.stdout.splitlines() == ["mq_open 0 1"]
 
 
 def test_candidate_exception_names_are_words_not_faults(

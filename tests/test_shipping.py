@@ -9,7 +9,14 @@ import zipfile
 from pathlib import Path
 
 from guardrail.sandbox import runner
-from guardrail.sandbox.shipping import BOOTSTRAP, RUNNER_ARCHIVE, RUNNER_VERSION, build_archive
+from guardrail.sandbox.shipping import (
+    BOOTSTRAP,
+    LOADER,
+    RUNNER_ARCHIVE,
+    RUNNER_VERSION,
+    build_archive,
+    without_environment,
+)
 
 PACKAGE = Path(runner.__file__).parent
 
@@ -32,8 +39,8 @@ def test_every_module_loads_from_memory_with_the_standard_library_only() -> None
     """The real bootstrap in ``python -I`` from ``/``: no guardrail on the path, nothing read
     from disk, and no module loaded that every later process would carry for nothing."""
     start = "g['start'](s)\n"
-    assert BOOTSTRAP.endswith(start)
-    script = BOOTSTRAP.removesuffix(start) + (
+    assert LOADER.endswith(start)
+    script = LOADER.removesuffix(start) + (
         "import importlib, sys\n"
         "sys.meta_path.insert(0, g['MemoryImporter'](s))\n"
         "for n in sorted(s):\n"
@@ -53,3 +60,21 @@ def test_every_module_loads_from_memory_with_the_standard_library_only() -> None
     assert "'guardrail_runner.supervisor'" in loaded
     for absent in ("'guardrail.", "'zipfile'", "'importlib.abc'", "'threading'"):
         assert absent not in loaded
+
+
+def test_the_bootstrap_leaves_pid_1_no_initial_environment() -> None:
+    """/proc/<pid>/environ is the environment the process was started with (gVisor shows PID 1's
+    to every uid): the bootstrap replaces the interpreter with one started with none."""
+    assert without_environment(LOADER) == BOOTSTRAP
+    show = (
+        "import os,sys\n"
+        "sys.stdout.write(repr((open('/proc/self/environ','rb').read(),os.read(0,5))))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-I", "-c", without_environment(show)],
+        input=b"stdin",
+        capture_output=True,
+        env={"GUARDRAIL_SECRET": "host value", "PATH": "/usr/bin"},
+        check=True,
+    )
+    assert result.stdout == b"(b'', b'stdin')", result

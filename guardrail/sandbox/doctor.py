@@ -102,6 +102,18 @@ def _keyring_usable():
     return libc.syscall(add_key, b"user", b"guardrail-probe", b"x", 1, -2) >= 0
 
 
+def _ipc_refused():
+    # The errno of creating each kind of object that outlives its process (0: created).
+    libc = ctypes.CDLL(None, use_errno=True)
+    calls = {
+        "shmget": lambda: libc.shmget(0, 4096, 0o1000 | 0o600),
+        "semget": lambda: libc.semget(0, 1, 0o1000 | 0o600),
+        "msgget": lambda: libc.msgget(0, 0o1000 | 0o600),
+        "mq_open": lambda: libc.mq_open(b"/guardrail-probe", os.O_CREAT | os.O_RDWR, 0o600, None),
+    }
+    return {name: ctypes.get_errno() if call() < 0 else 0 for name, call in calls.items()}
+
+
 def _writable_places():
     found = []
     for root, folders, _files in os.walk("/"):
@@ -112,7 +124,18 @@ def _writable_places():
     return found
 
 
+_FOUND = {}
+
+
 def probe():
+    # Looked at once, and every property reads the same findings: walking / for each of them
+    # outlasts the time limit under gVisor.
+    if not _FOUND:
+        _FOUND.update(_look())
+    return _FOUND
+
+
+def _look():
     return {
         "uid": os.getuid(),
         "network": _network_reachable(),
@@ -133,6 +156,7 @@ def probe():
         "mqueue_limit": resource.getrlimit(resource.RLIMIT_MSGQUEUE)[0],
         "posix_queue_created": _posix_queue_created(),
         "keyring_usable": _keyring_usable(),
+        "ipc_refused": _ipc_refused(),
         "writable": _writable_places(),
     }
 """
@@ -152,10 +176,13 @@ PROPERTIES = {
     "no shared /dev/shm (private IPC)": "assert probe()['dev_shm'] is False",
     "no host environment": "assert set(probe()['env']) <= {'PATH', 'HOME', 'TMPDIR', 'LANG'}",
     "supervisor's environment closed": "assert probe()['pid1_environ'] is None",
-    "no POSIX message queues (RLIMIT_MSGQUEUE 0)": (
+    "no POSIX message queues (RLIMIT_MSGQUEUE 0 and seccomp)": (
         "assert probe()['mqueue_limit'] == 0 and probe()['posix_queue_created'] is False"
     ),
     "no kernel keyrings (add_key blocked)": "assert probe()['keyring_usable'] is False",
+    "System V IPC and POSIX queues blocked (seccomp)": (
+        "assert set(probe()['ipc_refused'].values()) == {1}"  # EPERM from the filter
+    ),
     "writable only /tmp and /dev/mqueue (swept after each job)": (
         "assert set(probe()['writable']) <= {'/tmp', '/dev/mqueue'}"
     ),
@@ -198,7 +225,35 @@ def leave():
 """
 
 LEFTOVERS = """
+import ctypes
+import errno
 import os
+
+
+def _sysv_objects():
+    # /proc/sysvipc lists them under runc; gVisor has none. There each id is asked for directly
+    # (gVisor numbers them from 0 up): EINVAL means no object has that id, EPERM that the call
+    # is refused (IPC_STAT itself never says EPERM: that is the seccomp filter), anything else
+    # that an object exists, whoever owns it.
+    if os.path.isdir("/proc/sysvipc"):
+        count = 0
+        for kind in ("shm", "sem", "msg"):
+            with open(f"/proc/sysvipc/{kind}") as handle:
+                count += len(handle.readlines()) - 1
+        return count
+    libc = ctypes.CDLL(None, use_errno=True)
+    buffer = ctypes.create_string_buffer(512)
+    stats = (
+        lambda ident: libc.shmctl(ident, 2, buffer),
+        lambda ident: libc.semctl(ident, 0, 2, buffer),
+        lambda ident: libc.msgctl(ident, 2, buffer),
+    )
+    absent = (errno.EINVAL, errno.EIDRM, errno.EPERM)
+    return sum(
+        stat(ident) == 0 or ctypes.get_errno() not in absent
+        for stat in stats
+        for ident in range(512)
+    )
 
 
 def leftovers():
@@ -212,10 +267,7 @@ def leftovers():
             continue
         if uid not in (0, me, me + 1):
             strangers.append(uid)
-    ipc = 0
-    for kind in ("shm", "sem", "msg"):
-        with open(f"/proc/sysvipc/{kind}") as handle:
-            ipc += len(handle.readlines()) - 1
+    ipc = _sysv_objects()
     with open("/proc/net/unix") as handle:
         abstract = [line.split()[-1] for line in handle if line.split()[-1].startswith("@")]
     return {
@@ -235,8 +287,9 @@ LEFTOVER_PROPERTIES = {
     "no abstract socket left by an earlier job": "assert leftovers()['abstract_sockets'] == []",
 }
 # gVisor keeps an empty, root-owned /dev/shm directory in its own /dev even with a private IPC
-# namespace: no mount, nothing a job can write, so nothing to share. And it lets any uid read
+# namespace: no mount, nothing a job can write, so nothing to share. It lets any uid read
 # /proc/1/environ: then that environment must be empty, which leaves just as little to read.
+# And it refuses RLIMIT_MSGQUEUE: there the seccomp filter alone keeps queues from being made.
 GVISOR_PROPERTIES = {
     **PROPERTIES,
     "no shared /dev/shm (private IPC)": (
@@ -244,6 +297,9 @@ GVISOR_PROPERTIES = {
         " or probe()['dev_shm_writable'])"
     ),
     "supervisor's environment closed": "assert probe()['pid1_environ'] in (None, b'')",
+    "no POSIX message queues (RLIMIT_MSGQUEUE 0 and seccomp)": (
+        "assert probe()['ipc_refused']['mq_open'] == 1 and probe()['posix_queue_created'] is False"
+    ),
 }
 
 

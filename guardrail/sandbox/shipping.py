@@ -14,7 +14,7 @@ from pathlib import Path
 
 from guardrail.sandbox import runner
 
-__all__ = ["BOOTSTRAP", "RUNNER_ARCHIVE", "RUNNER_VERSION", "build_archive"]
+__all__ = ["BOOTSTRAP", "LOADER", "RUNNER_ARCHIVE", "RUNNER_VERSION", "build_archive"]
 
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can record
 
@@ -38,7 +38,7 @@ RUNNER_VERSION = hashlib.sha256(RUNNER_ARCHIVE).hexdigest()[:16]
 # tiny: everything else travels as data. The members are read from their local headers (stored,
 # sizes in the header: `build_archive` writes nothing else) rather than with ``zipfile``, which
 # would load 45 modules into every process of the container.
-BOOTSTRAP = (
+LOADER = (
     "import os,struct\n"
     "def r(n):\n"
     " b=b''\n"
@@ -55,3 +55,17 @@ BOOTSTRAP = (
     "exec(compile(s['boot.py'],'guardrail_runner/boot.py','exec'),g)\n"
     "g['start'](s)\n"
 )
+
+
+def without_environment(code: str) -> str:
+    """``code`` run by an interpreter that first replaces itself with one that has no
+    environment at all.
+
+    PID 1's initial environment block (what the engine set: HOSTNAME, HOME, PATH) is what
+    /proc/1/environ shows, and gVisor shows it to every uid; clearing ``os.environ`` leaves it.
+    Descriptors 0-2 pass through the exec, and nothing has been read from stdin before it.
+    """
+    return f"import os,sys\nos.execve(sys.executable,[sys.executable,'-I','-c',{code!r}],{{}})\n"
+
+
+BOOTSTRAP = without_environment(LOADER)

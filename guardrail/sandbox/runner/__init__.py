@@ -4,8 +4,8 @@ This package is sent to each long-lived sandbox container at start-up as one arc
 (`guardrail.sandbox.shipping`) and runs there as PID 1 (``python3 -I``), loaded from memory by
 `boot`. The host imports `framing`, `codec` and `static` directly. Modules, one job each:
 `framing` (wire format), `codec` (plain data), `static` (source checks), `candidate`, `judge`,
-`privilege` (uid and rlimits), `zygote`, `cleanup`, `erase` (unbreakable deletes),
-`supervisor`, `boot`.
+`privilege` (uid and rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase`
+(unbreakable deletes), `supervisor`, `boot`.
 
 What it defends against (the candidate is hostile; the tests and this package are trusted):
 
@@ -19,7 +19,9 @@ What it defends against (the candidate is hostile; the tests and this package ar
   holds anything of any job (it receives only a uid and three descriptors; freed memory keeps
   what a process once held, and every fork inherits it), gets its own code as the first frame
   of its own channel, runs under its own fresh unprivileged uid (so
-  ``/proc/<judge>/{environ,fd,mem}`` are closed to it), with an empty environment;
+  ``/proc/<judge>/{environ,fd,mem}`` are closed to it), with an empty environment; PID 1's
+  own initial environment is empty too (the bootstrap re-execs the interpreter without one),
+  as gVisor shows ``/proc/1/environ`` to every uid;
 * spoiling other jobs: fresh uids per job, everything left under them killed and their files
   removed after the job, rlimits per process (memory, processes, file size, CPU), a wall-clock
   deadline enforced by the judge and again by the supervisor.
@@ -29,14 +31,24 @@ What can outlive a job's processes, and how each is closed (``sandbox check`` pr
     processes, zombies, setsid daemons   every process of the job's uids SIGKILLed, then waited for
     files, FIFOs, unix sockets, trees    /tmp and /dev/mqueue are the only places a job uid can
                                          write; everything it owns there is deleted (`erase`)
-    POSIX message queues                 RLIMIT_MSGQUEUE 0 for job uids, and /dev/mqueue swept
+    POSIX message queues                 mq_* refused (EPERM) by the runner's seccomp filter;
+                                         under runc also RLIMIT_MSGQUEUE 0, /dev/mqueue swept
     POSIX shared memory (/dev/shm)       absent: the container has a private IPC namespace
-    System V shm, semaphores, queues     private IPC namespace; the job's objects removed
+    System V shm, semaphores, queues     refused (EPERM) by the filter; private IPC namespace;
+                                         under runc the job's objects are also removed
     abstract unix sockets                die with the last process holding them (probed)
-    kernel keyrings (add_key, keyctl)    blocked by the engine's seccomp profile (probed)
+    kernel keyrings (add_key, keyctl)    refused by the engine's seccomp profile and the filter
     file locks, POSIX timers, memfd,     die with their process or file
     eventfd, inotify, pipes
     data in freed memory                 nothing of a job enters a process that forks others
+
+The filter (`seccomp`) is installed in every candidate and judge after the drop to the job's
+uid and before any job code runs; gVisor has neither /proc/sysvipc nor /dev/mqueue to sweep and
+refuses RLIMIT_MSGQUEUE, so there it is the only thing that closes them: a job runs only with
+the filter, or (runc) with the rlimit and /proc/sysvipc, never with neither (`sandbox_fault`).
+Its cost to candidates and tests: System V IPC and POSIX queues fail with PermissionError, so
+``multiprocessing`` queues and locks, ``sem_open`` and the ``sysv_ipc``/``posix_ipc`` modules
+do not work in the sandbox (they needed /dev/shm, absent already, or outlive the job).
 
 What it does not defend against: kernel exploits and side channels (the container and the host's
 seccomp/AppArmor profile are the next layers), and hostile *tests*.

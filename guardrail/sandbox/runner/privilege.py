@@ -5,9 +5,13 @@ from __future__ import annotations
 import contextlib
 import os
 
+from .seccomp import ConfinementError, Filter
 
-def become(uid: int, limits: dict[str, int], oom_score_adj: int) -> None:
-    """Drop to ``uid`` for good, with rlimits; after this no capability is left."""
+
+def become(uid: int, limits: dict[str, int], oom_score_adj: int, seccomp: Filter | None) -> None:
+    """Drop to ``uid`` for good, with rlimits and the seccomp filter; after this no capability is
+    left. Raises `ConfinementError` when IPC that outlives the job can neither be refused nor
+    swept: then the job must not run."""
     import resource
 
     try:
@@ -22,19 +26,43 @@ def become(uid: int, limits: dict[str, int], oom_score_adj: int) -> None:
         ("RLIMIT_CPU", limits["cpu_seconds"]),
         ("RLIMIT_NOFILE", 64),
         ("RLIMIT_CORE", 0),
-        # POSIX message queues outlive their creator in /dev/mqueue (a channel to later jobs,
-        # or the namespace's 256 queues filled so a later job gets ENOSPC): none for job uids.
-        ("RLIMIT_MSGQUEUE", 0),
     ):
         resource.setrlimit(getattr(resource, name), (value, value))
+    # POSIX message queues outlive their creator in /dev/mqueue (a channel to later jobs, or
+    # the namespace's 256 queues filled so a later job gets ENOSPC): none for job uids. gVisor
+    # refuses this limit (EPERM, which Python raises as ValueError); there the seccomp filter
+    # alone closes them.
+    try:
+        resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
+        queues_limited = True
+    except (OSError, ValueError):
+        queues_limited = False
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
+    _confine(seccomp, queues_limited)
     os.environ.clear()
     os.environ.update(
         {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
     )
     os.chdir("/tmp")
+
+
+def _confine(seccomp: Filter | None, queues_limited: bool) -> None:
+    """Install the filter; without it, go on only where the rlimit closes POSIX queues and
+    /proc/sysvipc lets the cleanup find System V objects (runc), never where neither holds."""
+    problem = "no seccomp filter for this machine"
+    if seccomp is not None:
+        try:
+            seccomp.install()
+        except ConfinementError as exc:
+            problem = str(exc)
+        else:
+            return
+    if not (queues_limited and os.path.isdir("/proc/sysvipc")):
+        raise ConfinementError(
+            f"{problem}, and IPC objects would outlive the job unswept: refusing to run it"
+        )
 
 
 def keep_only_fds(*keep: int) -> None:

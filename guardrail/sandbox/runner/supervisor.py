@@ -25,12 +25,20 @@ from .framing import (
 )
 from .judge import Judge, make_report
 from .privilege import become, keep_only_fds
+from .seccomp import ConfinementError, Filter
 from .zygote import zygote_main
 
 
 class Supervisor:
-    def __init__(self, config: dict[str, Any], zygote: socket.socket, zygote_pid: int) -> None:
+    def __init__(
+        self,
+        config: dict[str, Any],
+        zygote: socket.socket,
+        zygote_pid: int,
+        seccomp: Filter | None,
+    ) -> None:
         self.config = config
+        self.seccomp = seccomp
         self.zygote = zygote
         self.zygote_pid = zygote_pid
         self.serial = 0
@@ -56,20 +64,14 @@ class Supervisor:
         report_r, report_w = os.pipe()
         judge_pid = os.fork()
         if judge_pid == 0:
-            try:
-                keep_only_fds(judge_end.fileno(), report_w)
-                become(judge_uid, limits, 500)
-                report = Judge(judge_end.fileno(), deadline).run(job)
-                write_frame(report_w, report)
-            finally:
-                os._exit(0)
+            self._judge(job, judge_uid, judge_end.fileno(), report_w, deadline)
         os.close(report_w)
         judge_end.close()
         # Read only now, so that the zygote's fork and the judge's fork overlap.
         (candidate_pid,) = HEADER.unpack(read_exact(self.zygote.fileno(), HEADER.size))
         candidate_gone = _exit_watch(candidate_pid)
         try:
-            report = read_frame(report_r, deadline + 1.0)
+            report: dict[str, Any] = read_frame(report_r, deadline + 1.0)
         except TimeoutError:
             report = make_report("timeout", "timeout", "the job ran past its time limit")
         except (ChannelClosed, ValueError, OSError):
@@ -83,8 +85,9 @@ class Supervisor:
         if candidate_gone is not None:  # wake the moment the candidate is gone, not by polling
             select.select([candidate_gone], [], [], 0.1)
             os.close(candidate_gone)
-        self._cleanup(candidate_uid)
-        self._cleanup(judge_uid)
+        timed_out = report["status"] == "timeout"  # what outlives a deadline is rarely one process
+        self._cleanup(candidate_uid, timed_out)
+        self._cleanup(judge_uid, timed_out)
         report["stdout"], report["stderr"] = (
             _read_output(fd, limits["output_chars"]) for fd in outputs
         )
@@ -93,15 +96,34 @@ class Supervisor:
         report["duration_s"] = round(time.monotonic() - started, 6)
         return report
 
-    def _cleanup(self, uid: int) -> None:
+    def _judge(
+        self, job: dict[str, Any], uid: int, channel: int, report_w: int, deadline: float
+    ) -> None:
+        """In the forked judge: confine, judge, write the report, exit."""
+        try:
+            keep_only_fds(channel, report_w)
+            try:
+                become(uid, self.config["limits"], 500, self.seccomp)
+            except ConfinementError as exc:  # the job must not run unconfined
+                report = make_report("error", "sandbox_fault", str(exc))
+            else:
+                report = Judge(channel, deadline).run(job)
+            write_frame(report_w, report)
+        finally:
+            os._exit(0)
+
+    def _cleanup(self, uid: int, timed_out: bool) -> None:
         """Leave nothing of ``uid`` behind: no process (not even a zombie), no file."""
         for attempt in range(2000):
             self._reap_orphans()
             alive, zombies = processes_of(uid)
             if alive or zombies:
-                # The job's own processes were SIGKILLed already and vanish within a few polls;
-                # only what survives that (a fork bomb, a setsid daemon) needs the reaper.
-                if alive and attempt >= 10:
+                # The job's own process (one per uid) was SIGKILLed already and vanishes within a
+                # few polls; only what survives that (a fork bomb, a setsid daemon) needs the
+                # reaper. More than one, or a job that timed out, needs it at once: each poll
+                # lists /proc, which under gVisor with a fork bomb's thousands of processes
+                # costs so much that ten of them outlast the host's deadline.
+                if alive and (timed_out or alive > 1 or attempt >= 10):
                     reap_as(uid)
                 else:
                     time.sleep(0.0005)
@@ -174,17 +196,26 @@ def _read_output(fd: int, limit: int) -> str:
     return text
 
 
+def _seccomp_filter() -> Filter | None:
+    """Built once, before any fork: each job process then only installs it (`privilege`)."""
+    try:
+        return Filter()
+    except ConfinementError:
+        return None  # an unknown machine: `privilege.become` decides whether jobs may run
+
+
 def supervisor_main() -> None:
     """Entry point inside the container: read a config frame, fork the zygote, serve batches."""
     os.umask(0o077)
     stdin, stdout = sys.stdin.fileno(), os.dup(sys.stdout.fileno())
     config = read_frame(stdin)
+    seccomp = _seccomp_filter()
     parent_end, zygote_end = socket.socketpair()
     zygote_pid = os.fork()
     if zygote_pid == 0:
         parent_end.close()
         keep_only_fds(zygote_end.fileno())
-        zygote_main(zygote_end, config["limits"])
+        zygote_main(zygote_end, config["limits"], seccomp)
         os._exit(0)
     zygote_end.close()
     # Nothing this process starts may inherit the channel to the host.
@@ -192,7 +223,7 @@ def supervisor_main() -> None:
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 1)
     os.dup2(null, 2)
-    supervisor = Supervisor(config, parent_end, zygote_pid)
+    supervisor = Supervisor(config, parent_end, zygote_pid, seccomp)
     gc.freeze()  # the judges it forks then collect only their own objects (see `zygote`)
     write_frame(stdout, {"ready": True, "protocol": PROTOCOL, "python": sys.version.split()[0]})
     while True:

@@ -18,9 +18,10 @@ import sys
 from .candidate import candidate_serve
 from .framing import HEADER
 from .privilege import become, keep_only_fds
+from .seccomp import Filter
 
 
-def zygote_main(control: socket.socket, limits: dict[str, int]) -> None:
+def zygote_main(control: socket.socket, limits: dict[str, int], seccomp: Filter | None) -> None:
     """Fork a candidate for each uid the supervisor sends (with its three descriptors)."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     # Warm the modules candidates import most, so each fork starts with them loaded.
@@ -54,7 +55,7 @@ def zygote_main(control: socket.socket, limits: dict[str, int]) -> None:
             os.dup2(err, 2)
             keep_only_fds(1, 2, channel)
             try:
-                become(uid, limits, 1000)
+                become(uid, limits, 1000, seccomp)
                 sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
                 sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
                 candidate_serve(channel)
