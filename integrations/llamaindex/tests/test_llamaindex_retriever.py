@@ -167,6 +167,7 @@ def test_verdict_metadata_survives_json_serialisation(
         "test": CLAMP_TESTS[0],
         "outcome": "pass",
         "detail": "",
+        "fault": None,
     }
 
 
