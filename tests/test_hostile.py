@@ -70,7 +70,10 @@ EXPECTED = {
 # closes the gap the test passes, fails for it, and the entry must go.
 KNOWN_GAPS: dict[str, dict[str, str]] = {"runc": {}, "runsc": {}}
 
-SLOW_UNDER_LOAD = {"memory_bomb"}
+# Attacks whose set-up can outlast the 2 s limit on a loaded machine (allocating 512 MB three
+# times; creating 3,000 files through gVisor's gofer): a timeout is as good a verdict for them,
+# and the probe after each still proves that nothing was left behind.
+SLOW_UNDER_LOAD = {"memory_bomb", "wide_directory_leftover"}
 
 
 def _run(runtime: str, paths: list[Path]) -> dict[str, tuple[Verdict, Verdict, Verdict]]:
