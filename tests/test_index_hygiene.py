@@ -108,6 +108,22 @@ def test_a_malformed_glob_is_bad_input(tmp_path: Path, glob: str) -> None:
     assert not (tmp_path / "index").exists()
 
 
+@pytest.mark.parametrize("name", ["mi", "-starts-with-a-dash", "has space", "x" * 513, "ends."])
+def test_a_collection_name_chroma_refuses_is_bad_input_and_creates_nothing(
+    tmp_path: Path, name: str
+) -> None:
+    """Before: Chroma's refusal came back as 'cannot open collection' with a hint about
+    embeddings, after the index directory had been created."""
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "m.py").write_text("def f():\n    return 1\n")
+    for command in (["index", str(tmp_path / "code")], ["search", "anything"]):
+        result = runner.invoke(app, [*command, "--collection", name])
+        assert result.exit_code == 2, result.output
+        assert "is not one Chroma accepts" in result.stderr
+        assert "3-512 characters" in result.stderr
+    assert not (tmp_path / "index").exists()
+
+
 def test_cli_index_exclude_and_include_tests_change_what_is_stored(tmp_path: Path) -> None:
     root = _messy_codebase(tmp_path)
     first = runner.invoke(app, ["index", str(root), "--exclude", "**/fixtures/**"])

@@ -85,6 +85,7 @@ def test_public_api_is_pinned() -> None:
         "ChromaUnavailableError",
         "CodeIndex",
         "CodeIndexError",
+        "CollectionNameError",
         "DoctestTests",
         "EmbeddingModelError",
         "IndexNotFoundError",

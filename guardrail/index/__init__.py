@@ -23,6 +23,7 @@ from guardrail.index.embeddings import (
 from guardrail.index.errors import (
     ChromaUnavailableError,
     CodeIndexError,
+    CollectionNameError,
     EmbeddingModelError,
     IndexNotFoundError,
     SourceFileError,
@@ -45,6 +46,7 @@ __all__ = [
     "ChromaUnavailableError",
     "CodeIndex",
     "CodeIndexError",
+    "CollectionNameError",
     "DoctestTests",
     "EmbeddingModelError",
     "IndexNotFoundError",

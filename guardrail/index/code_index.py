@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -40,7 +41,12 @@ from pydantic import BaseModel, ConfigDict
 
 from guardrail.errors import GuardrailError
 from guardrail.gate import Candidate
-from guardrail.index.errors import ChromaUnavailableError, CodeIndexError, IndexNotFoundError
+from guardrail.index.errors import (
+    ChromaUnavailableError,
+    CodeIndexError,
+    CollectionNameError,
+    IndexNotFoundError,
+)
 from guardrail.index.snippet import Snippet, decode_metadata
 
 __all__ = ["AddReport", "CodeIndex", "ProgressHook", "default_index_path"]
@@ -52,6 +58,8 @@ DEFAULT_BATCH_SIZE = 256
 DEFAULT_PAGE_SIZE = 500
 """Snippets per Chroma ``get`` when iterating an index (`CodeIndex.snippets`)."""
 _CHROMA_DATABASE = "chroma.sqlite3"  # the file a PersistentClient directory always holds
+# Chroma's rule for collection names, checked before a client (or a directory) is made.
+_COLLECTION_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]")
 _LOOKUP_CHUNK = 500  # ids or file names per `get` call; keeps request bodies and SQL small
 
 _T = TypeVar("_T")
@@ -123,6 +131,8 @@ class CodeIndex:
             raise ValueError(f"give at most one of path, url, client, ephemeral (got {chosen})")
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if not _COLLECTION_NAME.fullmatch(collection):
+            raise CollectionNameError(f"collection name {collection!r} is not one Chroma accepts")
         if embedding_function is None:
             from guardrail.index.embeddings import minilm_embedding
 

@@ -4,7 +4,8 @@ Where they sit in the tree of `guardrail.errors`::
 
     GuardrailError
     ├── InputError
-    │   └── SourceFileError          a Python file that cannot be read or parsed (file and line)
+    │   ├── SourceFileError          a Python file that cannot be read or parsed (file and line)
+    │   └── CollectionNameError      a collection name Chroma would refuse (checked first)
     ├── CodeIndexError               Chroma refused or failed an operation (translated in one place:
     │   │                            `guardrail.index.code_index`)
     │   ├── IndexNotFoundError       a reader named an index or collection that does not exist
@@ -21,6 +22,7 @@ from guardrail.errors import GuardrailError, InputError, UnavailableError
 __all__ = [
     "ChromaUnavailableError",
     "CodeIndexError",
+    "CollectionNameError",
     "EmbeddingModelError",
     "IndexNotFoundError",
     "SourceFileError",
@@ -68,3 +70,12 @@ class IndexNotFoundError(CodeIndexError, InputError):
     """The index directory or the collection a reader names does not exist (nothing was created)."""
 
     hint = "index code first with `guardrail index PATH` (with the same --collection and --path)"
+
+
+class CollectionNameError(InputError):
+    """A collection name Chroma refuses; raised before any client, directory or file is made."""
+
+    hint = (
+        "collection names have 3-512 characters of letters, digits, '.', '_' and '-', and start"
+        " and end with a letter or digit (for example `my-project`)"
+    )
