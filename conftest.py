@@ -225,6 +225,19 @@ def chroma_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
         log.close()
 
 
+@pytest.fixture
+def isolated_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, minilm: object) -> None:
+    """CLI runs with a private index and cache under ``tmp_path``, no server or collection from
+    the environment, the session's MiniLM already loaded, and tables wide enough to read whole."""
+    from guardrail.cli.common import console
+
+    monkeypatch.setenv("GUARDRAIL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("GUARDRAIL_INDEX_DIR", str(tmp_path / "index"))
+    monkeypatch.delenv("GUARDRAIL_CHROMA_URL", raising=False)
+    monkeypatch.delenv("GUARDRAIL_COLLECTION", raising=False)
+    monkeypatch.setattr(console, "width", 250)
+
+
 @pytest.fixture(scope="session")
 def minilm() -> object:
     """The offline all-MiniLM-L6-v2 embedding function, loaded once for the whole session."""

@@ -13,23 +13,13 @@ import pytest
 from typer.testing import CliRunner
 
 from guardrail.cli.app import app
-from guardrail.cli.common import console
-from guardrail.index import CodeIndex, SentenceTransformerEmbedding
+from guardrail.index import CodeIndex
 
 CODEBASE = Path(__file__).parent / "snippets" / "codebase"
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def _isolated(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, minilm: SentenceTransformerEmbedding
-) -> None:
-    """Private index and cache dirs; the session's MiniLM is already loaded (`minilm`)."""
-    monkeypatch.setenv("GUARDRAIL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("GUARDRAIL_INDEX_DIR", str(tmp_path / "index"))
-    monkeypatch.delenv("GUARDRAIL_CHROMA_URL", raising=False)
-    monkeypatch.delenv("GUARDRAIL_COLLECTION", raising=False)
-    monkeypatch.setattr(console, "width", 200)  # tables unfolded, so assertions read whole cells
+pytestmark = pytest.mark.usefixtures("isolated_cli")
 
 
 def _codebase(tmp_path: Path) -> Path:
@@ -109,7 +99,7 @@ def test_index_of_one_broken_file_is_bad_input_with_file_and_line(tmp_path: Path
         (["search", "q", "--entry-point", "f"], "give --tests too"),
         (["search", "q", "-k", "5", "--fetch-k", "2"], "asks for more results than --fetch-k 2"),
         (["search", "q", "--path", "{tmp}/none"], "none: the directory does not exist"),
-        (["index", "{tmp}", "--collection", "x"], "cannot open collection 'x'"),
+        (["index", "{tmp}", "--collection", "x"], "collection name 'x' is not one Chroma accepts"),
     ],
 )
 def test_bad_input_exits_2_with_one_error_line(

@@ -15,11 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from guardrail.cli.app import app
-from guardrail.cli.common import console
 from guardrail.gate import Gate
 from guardrail.index import (
     CodeIndex,
-    SentenceTransformerEmbedding,
     split_tree,
     stored_summary,
     verify_stored,
@@ -28,22 +26,8 @@ from guardrail.index import (
 SNIPPETS = Path(__file__).parent / "snippets"
 runner = CliRunner()
 
-pytestmark = pytest.mark.docker
 
-
-@pytest.fixture(autouse=True)
-def _isolated(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    minilm: SentenceTransformerEmbedding,
-    docker_sandbox: object,
-) -> None:
-    """Private index and cache dirs; the session's sandbox proves the engine is there."""
-    monkeypatch.setenv("GUARDRAIL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("GUARDRAIL_INDEX_DIR", str(tmp_path / "index"))
-    monkeypatch.delenv("GUARDRAIL_CHROMA_URL", raising=False)
-    monkeypatch.delenv("GUARDRAIL_COLLECTION", raising=False)
-    monkeypatch.setattr(console, "width", 250)
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("isolated_cli", "docker_sandbox")]
 
 
 def _codebase(tmp_path: Path, *, wrong: bool) -> Path:

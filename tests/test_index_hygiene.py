@@ -15,7 +15,6 @@ from chromadb.config import Settings
 from typer.testing import CliRunner
 
 from guardrail.cli.app import app
-from guardrail.cli.common import console
 from guardrail.errors import InputError
 from guardrail.index import (
     CodeIndex,
@@ -28,15 +27,7 @@ CODEBASE = Path(__file__).parent / "snippets" / "codebase"
 runner = CliRunner()
 
 
-@pytest.fixture(autouse=True)
-def _isolated(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, minilm: SentenceTransformerEmbedding
-) -> None:
-    monkeypatch.setenv("GUARDRAIL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("GUARDRAIL_INDEX_DIR", str(tmp_path / "index"))
-    monkeypatch.delenv("GUARDRAIL_CHROMA_URL", raising=False)
-    monkeypatch.delenv("GUARDRAIL_COLLECTION", raising=False)
-    monkeypatch.setattr(console, "width", 200)
+pytestmark = pytest.mark.usefixtures("isolated_cli")
 
 
 def _messy_codebase(tmp_path: Path) -> Path:
