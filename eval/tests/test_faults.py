@@ -34,7 +34,8 @@ import guardrail_eval.pools.builtin as builtin
 from guardrail.cli.app import app
 from guardrail.gate import Gate
 from guardrail.sandbox.base import Job
-from guardrail.sandbox.docker import OWNER_LABEL, DockerSandbox, _Container
+from guardrail.sandbox.container import Container
+from guardrail.sandbox.docker import OWNER_LABEL, DockerSandbox
 from guardrail.sandbox.shipping import RUNNER_VERSION
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status, Verdict
@@ -95,7 +96,7 @@ class KillingSandbox(DockerSandbox):
             self.kills += self.kill_own_containers()
         return super().run(jobs)
 
-    def _start(self) -> _Container:
+    def _start(self) -> Container:
         container = super()._start()
         if self._doomed_left is None or self._doomed_left > 0:
             if self._doomed_left is not None:

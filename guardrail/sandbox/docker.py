@@ -1,6 +1,7 @@
 """`DockerSandbox`: a pool of long-lived, hardened containers that judge candidates.
 
-The only module that imports ``docker``. Each container runs the runner (the ``runner``
+The only module that imports ``docker`` (``container.py`` drives one container through the client
+given here). Each container runs the runner (the ``runner``
 package, sent as one archive on stdin at start) as its PID 1 supervisor; the host talks to it
 through the container's attached stdin/stdout with length-prefixed JSON frames, many jobs per
 round trip. Docker's own exit codes
@@ -21,16 +22,11 @@ a container whose removal failed (engine down) is remembered and removed when th
 from __future__ import annotations
 
 import atexit
-import contextlib
 import dataclasses
-import json
 import os
-import select
 import socket
-import struct
-import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -43,17 +39,16 @@ from guardrail.errors import (
     RuntimeNotFoundError,
     SandboxError,
 )
-from guardrail.sandbox.autopsy import cause_of_death, has_python
 from guardrail.sandbox.base import Job, Sandbox
+from guardrail.sandbox.container import Container, ContainerFault, StartFailed
 from guardrail.sandbox.image import default_image
 from guardrail.sandbox.leftovers import EXITED_GRACE_S, LABEL, OWNER_LABEL, remove_dead
 from guardrail.sandbox.limits import MAX_POOL_SIZE, SandboxLimits, SandboxStats
 from guardrail.sandbox.pool import ContainerPool
 from guardrail.sandbox.replay import BLAME_AFTER, FaultLedger
 from guardrail.sandbox.runner import framing
-from guardrail.sandbox.shipping import BOOTSTRAP, RUNNER_ARCHIVE, RUNNER_VERSION
-from guardrail.sandbox.uids import RANGES, UID_BASE_LABEL, UID_SPAN_LABEL, live_ranges, uid_span
-from guardrail.verdict import Reason, Status, TestOutcome, Verdict
+from guardrail.sandbox.shipping import RUNNER_VERSION
+from guardrail.verdict import Reason, Status, Verdict
 
 # LABEL and OWNER_LABEL: read by the doctor and the tests.
 __all__ = [
@@ -65,8 +60,6 @@ __all__ = [
     "remove_leftovers",
 ]
 
-_DOCKER_HEADER = struct.Struct(">BxxxI")
-_FRAME_HEADER = 4  # runner frames: 4-byte big-endian length, then JSON
 # A batch frame stays well under the runner's frame limit; one job may not take more than this.
 _BATCH_BYTES = framing.MAX_FRAME // 2
 MAX_JOB_BYTES = 4 << 20
@@ -78,205 +71,6 @@ MAX_JOB_BYTES = 4 << 20
 # container's own processes.
 _GVISOR_HOST_TASKS_PER_PROCESS = 6
 _GVISOR_OWN_TASKS = 64
-
-
-class _ContainerFault(Exception):  # noqa: N818 - a fault, not an error of the caller
-    """The container stopped answering or broke the protocol; it is discarded."""
-
-    def __init__(self, message: str, completed: dict[int, Verdict]) -> None:
-        super().__init__(message)
-        self.completed = completed
-
-
-class _StartFailed(Exception):  # noqa: N818 - a failed attempt, retried by the pool
-    """A container died or hung while starting; ``reason`` is its own account of why."""
-
-    def __init__(self, reason: str, *, no_python: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.no_python = no_python
-
-
-class _Container:
-    """One running sandbox container and its attached stdin/stdout stream."""
-
-    def __init__(self, sandbox: DockerSandbox) -> None:
-        self.sandbox = sandbox
-        self.jobs_done = 0
-        self.buffer = b""
-        self.diagnostics = b""
-        client = sandbox.client
-        limits = sandbox.limits
-        image_id = sandbox.image_id  # an id, never the tag: the identity is what really runs
-        span = uid_span(sandbox.jobs_per_container)
-        try:
-            self.uid_base = RANGES.allocate(span, live_ranges(client))
-            # docker-py creates attached containers with StdinOnce: when our connection goes
-            # away the supervisor reads EOF and exits (the dead-man's switch of leftovers.py).
-            self.container = client.containers.create(
-                image_id,
-                ["python3", "-I", "-c", BOOTSTRAP],
-                runtime=sandbox.runtime_name,
-                stdin_open=True,
-                network_mode="none",
-                read_only=True,
-                tmpfs={"/tmp": f"rw,nosuid,nodev,noexec,size={limits.tmpfs_mb}m,mode=1777"},
-                ipc_mode="none",  # no /dev/shm either
-                cap_drop=["ALL"],
-                cap_add=["SETUID", "SETGID", "KILL"],
-                security_opt=["no-new-privileges"],
-                pids_limit=sandbox.host_pids_limit(),
-                mem_limit=f"{limits.container_memory_mb}m",
-                memswap_limit=f"{limits.container_memory_mb}m",
-                nano_cpus=int(limits.cpus * 1e9),
-                log_config={"type": "none", "config": {}},
-                labels={
-                    LABEL: RUNNER_VERSION,
-                    OWNER_LABEL: sandbox.owner,
-                    UID_BASE_LABEL: str(self.uid_base),
-                    UID_SPAN_LABEL: str(span),
-                },
-                environment={},
-                hostname="sandbox",
-                user="0:0",
-                working_dir="/tmp",
-            )
-        except Exception as exc:
-            raise sandbox.translate(exc) from None
-        sandbox.pool.hold(self)
-        try:
-            stream = client.api.attach_socket(
-                self.container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
-            )
-            self.socket: socket.socket = stream._sock
-            self.socket.setblocking(True)
-            self.container.start()
-        except Exception as exc:
-            failure = self.start_failure(f"the engine could not start it ({exc})")
-            self.kill()
-            raise failure from None
-        sandbox.stats.add(containers_started=1)
-        try:
-            self.send_raw(b"%010d" % len(RUNNER_ARCHIVE) + RUNNER_ARCHIVE)
-            self.send(
-                {
-                    "uid_base": self.uid_base,
-                    "timeout_s": limits.timeout_s,
-                    "limits": sandbox.process_limits(),
-                }
-            )
-            hello = self.receive(time.monotonic() + sandbox.start_timeout_s)
-        except _ContainerFault as fault:
-            failure = self.start_failure(f"its runner did not start ({fault})")
-            self.kill()
-            raise failure from None
-        if not (isinstance(hello, dict) and hello.get("ready")):
-            self.kill()
-            raise SandboxError(f"sandbox runner sent an unexpected greeting: {hello!r}")
-
-    def send_raw(self, data: bytes) -> None:
-        try:
-            self.socket.sendall(data)
-        except OSError as exc:
-            raise _ContainerFault(f"cannot write to the container: {exc}", {}) from None
-
-    def send(self, message: object) -> None:
-        self.send_raw(framing.pack_frame(message))
-
-    def receive(self, deadline: float) -> Any:
-        """The next frame from the supervisor; `_ContainerFault` past ``deadline`` or on EOF."""
-        while True:
-            if len(self.buffer) >= 4:
-                size = int.from_bytes(self.buffer[:4], "big")
-                if size > framing.MAX_FRAME:
-                    raise _ContainerFault("oversized frame from the supervisor", {})
-                if len(self.buffer) >= 4 + size:
-                    payload, self.buffer = self.buffer[4 : 4 + size], self.buffer[4 + size :]
-                    return json.loads(payload)
-            self._read_docker_frame(deadline)
-
-    def _read_docker_frame(self, deadline: float) -> None:
-        header = self._read_exact(_DOCKER_HEADER.size, deadline)
-        kind, size = _DOCKER_HEADER.unpack(header)
-        data = self._read_exact(size, deadline)
-        if kind == 1:
-            self.buffer += data
-        else:  # the supervisor's own stderr: keep the tail for error messages
-            self.diagnostics = (self.diagnostics + data)[-4096:]
-
-    def _read_exact(self, size: int, deadline: float) -> bytes:
-        chunks = []
-        while size:
-            left = deadline - time.monotonic()
-            try:
-                if left <= 0 or not select.select([self.socket], [], [], left)[0]:
-                    raise _ContainerFault("the container stopped answering", {})
-                chunk = self.socket.recv(min(size, 1 << 20))
-            except (OSError, ValueError) as exc:  # the stream was closed under us
-                raise _ContainerFault(f"the container's stream broke: {exc}", {}) from None
-            if not chunk:
-                raise _ContainerFault("the container closed its stream", {})
-            chunks.append(chunk)
-            size -= len(chunk)
-        return b"".join(chunks)
-
-    def run(self, frames: Sequence[bytes]) -> Iterator[tuple[int, Verdict]]:
-        """Send encoded jobs in one frame; yield verdicts as the supervisor streams them back."""
-        sandbox = self.sandbox
-        body = b'{"jobs":[' + b",".join(frame[_FRAME_HEADER:] for frame in frames) + b"]}"
-        self.send_raw(len(body).to_bytes(_FRAME_HEADER, "big") + body)
-        for _ in frames:
-            # A healthy supervisor always answers within the job's own deadline plus slack.
-            deadline = time.monotonic() + sandbox.limits.timeout_s + sandbox.grace_s
-            message = self.receive(deadline)
-            try:
-                index = int(message["job"])
-                verdict = _verdict_from_report(message["report"])
-            except (KeyError, TypeError, ValueError) as exc:
-                raise _ContainerFault(f"malformed report from the supervisor: {exc}", {}) from None
-            self.jobs_done += 1
-            sandbox.stats.add(jobs_run=1)
-            yield index, verdict
-
-    def start_failure(self, what: str) -> Exception:
-        """Why this container failed to start, from the engine's view; an engine error if the
-        engine itself is what failed."""
-        try:
-            cause = self.postmortem()
-            no_python = not has_python(self.sandbox.client, self.container.id)
-        except Exception as exc:
-            return self.sandbox.translate(exc)
-        return _StartFailed(f"{what}; {cause}", no_python=no_python)
-
-    def postmortem(self) -> str:
-        """The container's own account of how it ended (``autopsy.py``)."""
-        return cause_of_death(self.sandbox.client, self.container.id, self.diagnostics)
-
-    def kill(self) -> bool:
-        """Kill and remove by id (closing the client alone would leave it running).
-
-        If the engine cannot remove it now (an outage), the sandbox keeps its id and removes it
-        once the engine answers again, so an outage leaks no container.
-        """
-        with contextlib.suppress(Exception):
-            self.socket.close()
-        self.sandbox.pool.forget(self)
-        container = getattr(self, "container", None)
-        return container is not None and self.sandbox.remove_by_id(container.id)
-
-
-def _verdict_from_report(report: dict[str, Any]) -> Verdict:
-    return Verdict(
-        status=Status(report["status"]),
-        reason=Reason(report["reason"]),
-        message=str(report.get("message", "")),
-        tests=tuple(TestOutcome(**test) for test in report.get("tests", [])),
-        alias=report.get("alias"),
-        duration_s=float(report.get("duration_s", 0.0)),
-        cpu_s=report.get("cpu_s"),
-        stdout=str(report.get("stdout", "")),
-        stderr=str(report.get("stderr", "")),
-    )
 
 
 class DockerSandbox(Sandbox):
@@ -444,10 +238,10 @@ class DockerSandbox(Sandbox):
 
     # ------------------------------------------------------------ pool
 
-    def _acquire(self, *, fresh: bool = False) -> _Container:
+    def _acquire(self, *, fresh: bool = False) -> Container:
         return self.pool.acquire(fresh=fresh)
 
-    def _start(self) -> _Container:
+    def _start(self) -> Container:
         """A new container; one that dies while starting is retried `start_attempts` times."""
         if not self._swept:
             self._swept = True
@@ -459,8 +253,8 @@ class DockerSandbox(Sandbox):
         for _ in range(self.start_attempts):
             self._remove_orphans()
             try:
-                return _Container(self)
-            except _StartFailed as failure:
+                return Container(self)
+            except StartFailed as failure:
                 if failure.no_python:
                     raise ImageUnusableError(
                         f"image {self.image!r} has no python3 on PATH ({failure.reason})"
@@ -490,7 +284,7 @@ class DockerSandbox(Sandbox):
         for container_id in tuple(self._orphans):
             self.remove_by_id(container_id)
 
-    def _release(self, container: _Container, *, healthy: bool) -> None:
+    def _release(self, container: Container, *, healthy: bool) -> None:
         self.pool.release(container, healthy=healthy)
 
     def inspect_live_container(self) -> dict[str, Any]:
@@ -543,7 +337,7 @@ class DockerSandbox(Sandbox):
             try:
                 for position, verdict in container.run([frames[i] for i in batch]):
                     completed[batch[position]] = verdict
-            except _ContainerFault as fault:
+            except ContainerFault as fault:
                 cause = _describe_fault(container, fault)
                 self._release(container, healthy=False)
                 self.stats.add(faults=1)
@@ -611,7 +405,7 @@ def _split(indices: list[int], parts: int) -> list[list[int]]:
     return chunks
 
 
-def _describe_fault(container: _Container, fault: _ContainerFault) -> str:
+def _describe_fault(container: Container, fault: ContainerFault) -> str:
     try:
         return f"{fault}; {container.postmortem()}"
     except Exception:
