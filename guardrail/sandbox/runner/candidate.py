@@ -54,17 +54,22 @@ def candidate_serve(channel: int) -> None:
         target = functions[request["name"]]
         args = [decode(item) for item in request["args"]]
         kwargs = {key: decode(item) for key, item in request["kwargs"].items()}
+        outcome: dict[str, Any]
         try:
-            result = target(*args, **kwargs)
+            outcome = {"value": target(*args, **kwargs)}
         except BaseException as exc:
-            reply: dict[str, Any] = {"raised": _describe_exception(exc)}
-        else:
-            try:
-                reply = {
-                    "value": encode(result),
-                    "args": [encode(a) for a in args],
-                    "kwargs": {k: encode(v) for k, v in kwargs.items()},
-                }
-            except Unserialisable as exc:
-                reply = {"unserialisable": str(exc)}
+            outcome = {"raised": _describe_exception(exc)}
+        # The arguments' state after the call comes back even when it raised: a function that
+        # changes its input and then fails has changed it, and the test may look.
+        try:
+            reply: dict[str, Any] = {
+                "args": [encode(a) for a in args],
+                "kwargs": {k: encode(v) for k, v in kwargs.items()},
+            }
+            if "value" in outcome:
+                reply["value"] = encode(outcome["value"])
+            else:
+                reply["raised"] = outcome["raised"]
+        except Unserialisable as exc:
+            reply = {"unserialisable": str(exc)}
         write_frame(channel, reply)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 
@@ -54,7 +55,6 @@ def ipc_objects_of(uid: int) -> list[tuple[str, int]]:
 
 def _remove_ipc_objects(uid: int) -> None:
     """As their owner or creator: IPC_RMID (0) on every System V object of ``uid``."""
-    import ctypes
 
     libc = ctypes.CDLL(None)
     remove = {
@@ -87,6 +87,9 @@ def owned_files(uid: int) -> bool:
     return False
 
 
+_PR_SET_DUMPABLE = 4
+
+
 def reap_as(uid: int) -> None:
     """As ``uid``: SIGKILL all it runs (``kill(-1)`` spares only the caller), delete its files
     and its System V IPC objects."""
@@ -96,6 +99,9 @@ def reap_as(uid: int) -> None:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
+            # The reaper was forked from the supervisor, whose memory holds every job of the
+            # batch, and now shares the job's uid: never let a process of that uid read it.
+            ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
             for _ in range(100):
                 try:
                     os.kill(-1, signal.SIGKILL)

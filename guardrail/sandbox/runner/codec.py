@@ -52,7 +52,8 @@ def encode(value: object, depth: int = 0) -> Any:
     if type(value) is set or type(value) is frozenset:
         return {"s" if kind is set else "fs": [encode(item, inner) for item in value]}
     if type(value) is collections.deque:
-        return {"dq": [encode(item, inner) for item in value]}
+        items = [encode(item, inner) for item in value]
+        return {"dq": items} if value.maxlen is None else {"dqm": [value.maxlen, items]}
     if type(value) is bytes or type(value) is bytearray:
         return {"b" if kind is bytes else "ba": base64.b64encode(value).decode("ascii")}
     if type(value) is complex:
@@ -104,6 +105,11 @@ def decode(data: Any) -> Any:
         return (set if tag == "s" else frozenset)(decode(item) for item in payload)
     if tag == "dq":
         return collections.deque(decode(item) for item in payload)
+    if tag == "dqm":  # a bounded deque keeps its bound, or appends would drop the wrong end
+        maxlen, items = payload
+        if type(maxlen) is not int or maxlen < 0:
+            raise ValueError("malformed bounded deque")
+        return collections.deque((decode(item) for item in items), maxlen)
     if tag in ("b", "ba"):
         raw = base64.b64decode(payload)
         return raw if tag == "b" else bytearray(raw)

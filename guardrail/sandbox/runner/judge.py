@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import json
 from typing import Any, NoReturn
 
 from .codec import (
@@ -50,7 +51,13 @@ _NEVER_REBUILT = (StopIteration, StopAsyncIteration)
 
 
 class CandidateRaised(Exception):
-    """Stand-in for a candidate exception that is not a builtin one (or is a BaseException)."""
+    """Stand-in for a candidate exception that is not a builtin one."""
+
+
+class CandidateRaisedBase(BaseException):
+    """Stand-in for a candidate's ``SystemExit``, ``KeyboardInterrupt`` or other exception that
+    is not an `Exception`: a test's ``except Exception`` must not catch it (in-process it would
+    not), so it stays outside that family."""
 
 
 def _rebuild_exception(info: dict[str, Any]) -> BaseException:
@@ -67,7 +74,8 @@ def _rebuild_exception(info: dict[str, Any]) -> BaseException:
             except TypeError:
                 break
             return rebuilt
-    stand_in: type[Exception] = type(name, (CandidateRaised,), {})
+    family = CandidateRaised if "Exception" in info.get("bases", []) else CandidateRaisedBase
+    stand_in: type[BaseException] = type(name, (family,), {})
     return stand_in(message)
 
 
@@ -100,21 +108,24 @@ class Judge:
             self._fail("timeout", "the candidate ran past its time limit")
         except (ChannelClosed, OSError):
             self._fail("candidate_exited", "the candidate process ended during a call")
-        except ValueError as exc:
-            self._fail("protocol_violation", str(exc))
+        except (ValueError, RecursionError, MemoryError) as exc:  # not JSON, or nested to crash
+            self._fail("protocol_violation", f"unreadable reply: {exc!r}"[:500])
         if not isinstance(reply, dict):
             self._fail("protocol_violation", "reply is not an object")
-        if "raised" in reply:
-            raise _rebuild_exception(reply["raised"])
         if "unserialisable" in reply:
             self._fail("unserialisable", str(reply["unserialisable"]), sticky=False)
+        raised = reply.get("raised")
+        if raised is not None and not isinstance(raised, dict):
+            self._fail("protocol_violation", "malformed exception in the reply")
         try:
             after = by_position_and_name(reply["args"], reply["kwargs"])
-            changed = [key for key in before if after[key] != before[key]]
-            value = decode(reply["value"])
+            # Compared as JSON text: ``True == 1`` in Python, but an int turned into a bool in
+            # place is a change the test may check (``type(v) is int``).
+            changed = [key for key in before if _text(after[key]) != _text(before[key])]
+            value = None if raised is not None else decode(reply["value"])
             updates = {key: decode(after[key]) for key in changed}
-        except (KeyError, ValueError, TypeError, AttributeError) as exc:
-            self._fail("protocol_violation", f"malformed reply: {exc!r}")
+        except (KeyError, ValueError, TypeError, AttributeError, RecursionError) as exc:
+            self._fail("protocol_violation", f"malformed reply: {exc!r}"[:500])
         if any(not can_write_back(targets[key]) for key in changed):
             self._fail(
                 "unserialisable",
@@ -124,6 +135,8 @@ class Judge:
             )
         for key, updated in updates.items():
             write_back(targets[key], updated)
+        if raised is not None:
+            raise _rebuild_exception(raised)
         return value
 
     def _fail(self, kind: str, detail: str, *, sticky: bool = True) -> NoReturn:
@@ -139,8 +152,8 @@ class Judge:
             return make_report("timeout", "timeout", "the candidate did not finish loading in time")
         except (ChannelClosed, OSError):
             return make_report("error", "candidate_exited", "the candidate exited while loading")
-        except ValueError as exc:
-            return make_report("error", "protocol_violation", str(exc))
+        except (ValueError, RecursionError, MemoryError) as exc:  # a greeting built to crash us
+            return make_report("error", "protocol_violation", f"unreadable greeting: {exc!r}"[:500])
         if not isinstance(hello, dict) or "loaded" not in hello:
             return make_report(
                 "error", "protocol_violation", "the candidate's greeting is malformed"
@@ -208,12 +221,11 @@ def _names_to_bind(offered: Any, job: dict[str, Any], namespace: dict[str, Any])
     The list comes from the candidate, so it is never trusted to shadow a builtin (a proxy named
     ``abs`` or ``len`` would let the candidate answer the judge's own arithmetic).
     """
-    referenced = {
-        node.id
-        for test in job["tests"]
-        for node in ast.walk(ast.parse(test))
-        if isinstance(node, ast.Name)
-    }
+    nodes = [node for test in job["tests"] for node in ast.walk(ast.parse(test))]
+    referenced = {node.id for node in nodes if isinstance(node, ast.Name)}
+    # A name the tests bind themselves (``route = find_route(...)``) is the test's variable, never
+    # a candidate function: bound as a proxy it would answer for the test.
+    referenced -= _bound_by(nodes)
     names = [job["entry_point"]]
     for name in offered if isinstance(offered, list) else []:
         if (
@@ -225,6 +237,28 @@ def _names_to_bind(offered: Any, job: dict[str, Any], namespace: dict[str, Any])
         ):
             names.append(name)
     return names
+
+
+def _bound_by(nodes: list[ast.AST]) -> set[str]:
+    """Names the test code binds: assignment and loop targets, ``as`` names, defs, imports."""
+    bound: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            bound.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or (
+            isinstance(node, ast.ExceptHandler) and node.name
+        ):
+            bound.add(str(node.name))
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return bound
+
+
+def _text(encoded: Any) -> str:
+    """An encoded value as canonical JSON text: equal only if equal in type as well as value."""
+    return json.dumps(encoded, separators=(",", ":"))
 
 
 def _status_of(tests: list[dict[str, Any]]) -> tuple[str, str, str]:

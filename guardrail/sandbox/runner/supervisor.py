@@ -123,7 +123,9 @@ class Supervisor:
                 # reaper. More than one, or a job that timed out, needs it at once: each poll
                 # lists /proc, which under gVisor with a fork bomb's thousands of processes
                 # costs so much that ten of them outlast the host's deadline.
-                if alive and (timed_out or alive > 1 or attempt >= 10):
+                # A zombie counts too: a process whose main thread exited shows as one while
+                # its other threads run on, and only the reaper's kill(-1) ends those.
+                if timed_out or alive + zombies > 1 or attempt >= 10:
                     reap_as(uid)
                 else:
                     time.sleep(0.0005)

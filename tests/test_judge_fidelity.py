@@ -1,0 +1,103 @@
+"""The judge sees what in-process execution would: changes made before a raise, types, exceptions
+outside `Exception`, the test's own names, bounded deques; and a candidate cannot crash it.
+
+Each wrong candidate in snippets/judge/ fails these tests when run in-process, and was `verified`
+by the sandbox before its fix (found by a red-team pass); each honest twin must still verify.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from guardrail.gate import Gate
+from guardrail.sandbox.base import Job
+from guardrail.sandbox.docker import DockerSandbox
+from guardrail.spec import Spec
+from guardrail.verdict import Reason, Status
+
+pytestmark = pytest.mark.docker
+
+JUDGE = Path(__file__).parent / "snippets" / "judge"
+
+CASES = {
+    "changes_then_raises": (
+        [
+            "stack = [1, 2, 3]\nassert take(stack, 2) == [3, 2] and stack == [1]",
+            "stack = [1, 2]\ntry:\n    take(stack, 5)\nexcept IndexError:\n    pass\n"
+            "assert stack == [1, 2], 'a failed take must leave the stack alone'",
+        ],
+        "def take(stack, n):\n    if n > len(stack):\n        raise IndexError(n)\n"
+        "    return [stack.pop() for _ in range(n)]\n",
+    ),
+    "ints_to_bools_in_place": (
+        [
+            "xs = [1, 0, 1]\nassert normalise(xs) is None\n"
+            "assert xs == [1, 0, 1] and all(type(v) is int for v in xs)"
+        ],
+        "def normalise(xs):\n    xs[:] = [int(v) for v in xs]\n",
+    ),
+    "exits_instead_of_raising": (
+        [
+            "try:\n    parse_age('abc')\nexcept Exception:\n    pass\nelse:\n"
+            "    raise AssertionError('no error for bad input')",
+            "assert parse_age('42') == 42",
+        ],
+        "def parse_age(text):\n    if not text.isdigit():\n        raise ValueError(text)\n"
+        "    return int(text)\n",
+    ),
+    "function_named_like_a_test_variable": (
+        [
+            "try:\n    route = find_route('a', 'b')\nexcept KeyError:\n    pass\n"
+            "assert route is not None"
+        ],
+        "def find_route(start, goal):\n    return [start, goal]\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_wrong_candidate_fails_and_its_honest_twin_verifies(gate: Gate, name: str) -> None:
+    tests, honest = CASES[name]
+    spec = Spec.from_tests(tests)
+    wrong, right = gate.verify([(JUDGE / f"{name}.py").read_text(), honest], spec)
+    assert wrong.status is Status.FAILED, wrong
+    assert right.status is Status.VERIFIED, right
+
+
+def test_a_bounded_deque_keeps_its_bound_across_the_boundary(gate: Gate) -> None:
+    spec = Spec.from_tests(
+        [
+            "from collections import deque\nd = deque([1, 2, 3], maxlen=3)\npush_front(d, 0)\n"
+            "assert list(d) == [0, 1, 2] and d.maxlen == 3"
+        ]
+    )
+    (verdict,) = gate.verify(["def push_front(d, x):\n    d.appendleft(x)\n"], spec)
+    assert verdict.status is Status.VERIFIED, verdict
+
+
+SQUARE = Spec.from_tests(["assert square(3) == 9", "assert square(-2) == 4"])
+GOOD = "def square(x):\n    return x * x\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("greeting_nested_to_crash_the_judge", (Status.ERROR, Reason.PROTOCOL_VIOLATION)),
+        ("main_thread_exits_first", (Status.FAILED, Reason.TESTS_FAILED)),
+    ],
+)
+def test_a_candidate_cannot_crash_the_judge_or_outlive_its_cleanup(
+    name: str, expected: tuple[Status, Reason]
+) -> None:
+    """Before: a greeting nested 100,000 deep crashed the judge (`sandbox_fault` on demand, which
+    the eval would then count as the machine's fault), and a process whose main thread exited
+    first hid from the cleanup and cost three containers."""
+    with DockerSandbox(pool_size=1, timeout_s=3.0) as sandbox:
+        attack, after = sandbox.run(
+            [Job((JUDGE / f"{name}.py").read_text(), SQUARE), Job(GOOD, SQUARE)]
+        )
+        assert (attack.status, attack.reason) == expected, attack
+        assert after.status is Status.VERIFIED, after
+        assert sandbox.stats.faults == 0 and sandbox.stats.containers_started == 1
