@@ -101,3 +101,51 @@ def test_a_candidate_cannot_crash_the_judge_or_outlive_its_cleanup(
         assert (attack.status, attack.reason) == expected, attack
         assert after.status is Status.VERIFIED, after
         assert sandbox.stats.faults == 0 and sandbox.stats.containers_started == 1
+
+
+IDENTITY = {
+    "aliased_rows_and_returned_argument": (
+        [
+            "g = make_grid(2, 3)\ng[0][0] = 1\nassert g == [[1, 0, 0], [0, 0, 0]]",
+            "a = [1, 2, 3]\nb = copy_list(a)\nb.append(4)\n"
+            "assert a == [1, 2, 3] and b == [1, 2, 3, 4] and b is not a",
+        ],
+        "def make_grid(rows, cols):\n    return [[0] * cols for _ in range(rows)]\n\n\n"
+        "def copy_list(xs):\n    return list(xs)\n",
+    ),
+    "keeps_a_reference_to_its_argument": (
+        [
+            "data = [1, 2]\nremember(data)\nremember_more(3)\nassert recall() == [1, 2, 3]\n"
+            "assert data == [1, 2], 'remember must keep its own copy'"
+        ],
+        "_memory = []\n\n\ndef remember(items):\n    global _memory\n    _memory = list(items)\n"
+        "\n\ndef remember_more(item):\n    _memory.append(item)\n\n\n"
+        "def recall():\n    return list(_memory)\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IDENTITY))
+def test_identity_a_copy_would_hide_is_never_verified(gate: Gate, name: str) -> None:
+    """Values cross as copies: sharing inside a result, a result that is an argument, and an
+    argument the candidate keeps must not let wrong code pass (before: all three `verified`)."""
+    tests, honest = IDENTITY[name]
+    spec = Spec.from_tests(tests)
+    wrong, right = gate.verify([(JUDGE / f"{name}.py").read_text(), honest], spec)
+    # Failed where the test could see the truth (the returned argument is the test's own list),
+    # unjudgeable where a copy cannot show it; never verified.
+    assert wrong.status in {Status.FAILED, Status.UNVERIFIABLE}, wrong
+    assert any(t.fault is Reason.UNSERIALISABLE for t in wrong.tests), wrong
+    assert right.status is Status.VERIFIED, right
+
+
+def test_an_argument_returned_as_itself_is_the_tests_own_object(gate: Gate) -> None:
+    spec = Spec.from_tests(
+        [
+            "xs = [3, 1, 2]\nassert sort_in_place(xs) is xs and xs == [1, 2, 3]",
+            "big = list(range(200_000, 0, -1))\nassert sort_in_place(big)[:2] == [1, 2]",
+            "pairs = [(i, i) for i in range(50_000)]\nassert len(sort_in_place(pairs)) == 50_000",
+        ]
+    )
+    (verdict,) = gate.verify(["def sort_in_place(xs):\n    xs.sort()\n    return xs\n"], spec)
+    assert verdict.status is Status.VERIFIED, verdict

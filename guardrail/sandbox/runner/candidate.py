@@ -5,8 +5,9 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from .codec import Unserialisable, decode, encode, message_of
+from .codec import MUTABLE, Unserialisable, decode, encode, message_of
 from .framing import read_frame, write_frame
+from .identity import check_not_kept, check_result, mutable_parts, reference_counts
 from .static import plausible_functions
 
 
@@ -51,25 +52,46 @@ def candidate_serve(channel: int) -> None:
     write_frame(channel, {"loaded": True, "functions": sorted(functions), "alias": alias})
     while True:
         request = read_frame(channel)
-        target = functions[request["name"]]
         args = [decode(item) for item in request["args"]]
         kwargs = {key: decode(item) for key, item in request["kwargs"].items()}
-        outcome: dict[str, Any]
+        write_frame(channel, _call(functions[request["name"]], args, kwargs))
+
+
+def _call(target: Any, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Call ``target`` and build the reply: the value or the exception, and the arguments' state
+    after the call (also when it raised: a function that changes its input and then fails has
+    changed it, and the test may look). Identity the copies would hide is refused (identity.py).
+    """
+    try:
+        tracked = mutable_parts([*args, *kwargs.values()])
+    except Unserialisable as exc:
+        return {"unserialisable": str(exc)}
+    before = reference_counts(tracked)
+    reply: dict[str, Any] = {}
+    try:
+        result = target(*args, **kwargs)
+    except BaseException as exc:
+        reply["raised"] = _describe_exception(exc)
+    else:
         try:
-            outcome = {"value": target(*args, **kwargs)}
-        except BaseException as exc:
-            outcome = {"raised": _describe_exception(exc)}
-        # The arguments' state after the call comes back even when it raised: a function that
-        # changes its input and then fails has changed it, and the test may look.
-        try:
-            reply: dict[str, Any] = {
-                "args": [encode(a) for a in args],
-                "kwargs": {k: encode(v) for k, v in kwargs.items()},
-            }
-            if "value" in outcome:
-                reply["value"] = encode(outcome["value"])
-            else:
-                reply["raised"] = outcome["raised"]
+            reply["value"] = _encode_result(result, args, kwargs, tracked)
         except Unserialisable as exc:
-            reply = {"unserialisable": str(exc)}
-        write_frame(channel, reply)
+            return {"unserialisable": str(exc)}
+        finally:
+            del result
+    try:
+        check_not_kept(tracked, before)
+        reply["args"] = [encode(a) for a in args]
+        reply["kwargs"] = {k: encode(v) for k, v in kwargs.items()}
+    except Unserialisable as exc:
+        return {"unserialisable": str(exc)}
+    return reply
+
+
+def _encode_result(result: Any, args: list[Any], kwargs: dict[str, Any], tracked: list[Any]) -> Any:
+    """The result as plain data; an argument returned as itself crosses as a reference to it."""
+    for key, argument in [*enumerate(args), *kwargs.items()]:
+        if result is argument and type(argument) in MUTABLE:
+            return {"arg": key}
+    check_result(result, tracked)
+    return encode(result)

@@ -141,7 +141,7 @@ def by_position_and_name(args: list[Any], kwargs: dict[str, Any]) -> dict[int | 
 def can_write_back(value: Any) -> bool:
     """Whether a changed argument can be copied back exactly: a mutable container whose items are
     all immutable. Inner containers would come back as new objects, silently breaking aliasing."""
-    if type(value) not in _MUTABLE:
+    if type(value) not in MUTABLE:
         return False
     if type(value) is bytearray:
         return True
@@ -153,7 +153,7 @@ def _immutable(value: Any) -> bool:
     """True for tuples and frozensets made only of immutable builtin values."""
     if type(value) in (tuple, frozenset):
         return all(_immutable(item) for item in value)
-    return type(value) not in _MUTABLE
+    return type(value) not in MUTABLE
 
 
 def write_back(original: Any, updated: Any) -> None:
@@ -169,7 +169,7 @@ def write_back(original: Any, updated: Any) -> None:
         original.extend(updated)
 
 
-_MUTABLE = (
+MUTABLE = (
     list,
     dict,
     set,
