@@ -14,6 +14,7 @@ from guardrail.index import (
     ChromaUnavailableError,
     CodeIndex,
     CodeIndexError,
+    CollectionNameError,
     SentenceTransformerEmbedding,
     Snippet,
     split_python_file,
@@ -161,7 +162,7 @@ def test_default_location_comes_from_the_environment(
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"collection": "a"}, CodeIndexError, "cannot open collection 'a'"),
+        ({"collection": "a"}, CollectionNameError, "collection name 'a' is not one Chroma"),
         ({"url": "ftp://host:1"}, CodeIndexError, "not a Chroma server URL"),
         ({"url": "http://127.0.0.1:9"}, ChromaUnavailableError, "no Chroma server answers"),
         ({"url": "http://x:1", "ephemeral": True}, ValueError, "at most one of"),

@@ -139,6 +139,22 @@ def test_identity_a_copy_would_hide_is_never_verified(gate: Gate, name: str) -> 
     assert right.status is Status.VERIFIED, right
 
 
+def test_parts_of_arguments_in_a_result_are_honest_values(gate: Gate) -> None:
+    """Returning the records one was given (grouped, indexed, filtered) is ordinary code."""
+    spec = Spec.from_tests(
+        [
+            "rows = [{'k': 1}, {'k': 2}, {'k': 1}]\n"
+            "assert index_by(rows, 'k') == {1: [{'k': 1}, {'k': 1}], 2: [{'k': 2}]}"
+        ]
+    )
+    code = (
+        "def index_by(records, field):\n    index = {}\n    for record in records:\n"
+        "        index.setdefault(record[field], []).append(record)\n    return index\n"
+    )
+    (verdict,) = gate.verify([code], spec)
+    assert verdict.status is Status.VERIFIED, verdict
+
+
 def test_an_argument_returned_as_itself_is_the_tests_own_object(gate: Gate) -> None:
     spec = Spec.from_tests(
         [

@@ -4,19 +4,22 @@ Values cross as copies, so three things a test can observe in-process would be l
 
 * a result that *is* one of the arguments (``xs.sort(); return xs``): it crosses as a reference
   to that argument (``{"arg": key}``) and the judge hands back its own object;
-* a result holding one mutable object in two places (``[[0] * 3] * 2``, the classic aliasing
-  bug) or holding an argument inside it: the copy would look fine, so the call is unjudgeable;
+* a result holding one mutable object of the candidate's own in two places (``[[0] * 3] * 2``,
+  the classic aliasing bug): the copy would look fine, so the call is unjudgeable;
 * a candidate that keeps a reference to a mutable argument after the call (and may change it in
   a later call, where the test's object would not follow): found by comparing the reference
   counts of every mutable object reachable from the arguments before and after the call.
 
 The last two make the call ``unserialisable`` (never ``verified``): fail closed, not a guess.
+Parts of the arguments inside a result (``index_by(records)`` returns the records) cross as
+copies: that they are the test's own objects is not carried.
 """
 
 from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from .codec import MUTABLE, Unserialisable
@@ -29,32 +32,30 @@ _CONTAINERS = (*MUTABLE, tuple, frozenset)
 
 def mutable_parts(values: list[Any]) -> list[Any]:
     """Every mutable container reachable from ``values`` (each once), in a stable order."""
-    return _walk(values, dedupe=True)[0]
+    return [part for part, again in _walk(values, skip=set()) if not again]
 
 
-def _walk(values: list[Any], *, dedupe: bool) -> tuple[list[Any], bool]:
-    """(mutable containers reachable from ``values``, whether one was reached twice). Scalars are
-    never pushed, so a long list of numbers costs one pass; only containers count to the cap."""
+def _walk(values: list[Any], *, skip: set[int]) -> Iterator[tuple[Any, bool]]:
+    """Each mutable container reachable from ``values`` as it is reached, with whether it was
+    reached before (never entered twice, so cycles end), not entering those in ``skip``.
+    Scalars are never pushed, so a long list of numbers costs one pass; only containers count
+    to the cap."""
     seen: set[int] = set()
-    found: list[Any] = []
-    repeated = False
     stack = [value for value in reversed(values) if type(value) in _CONTAINERS]
     while stack:
         value = stack.pop()
-        kind = type(value)
-        if kind in MUTABLE:
-            if id(value) in seen:
-                repeated = True
-                if dedupe:
-                    continue
-                return found, True
+        if id(value) in skip:
+            continue
+        if type(value) in MUTABLE:
+            again = id(value) in seen
+            yield value, again
+            if again:
+                continue
             seen.add(id(value))
-            found.append(value)
         if len(seen) + len(stack) > _MOST_TRACKED:
             raise Unserialisable("the values hold too many containers to track")
         items = [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)
         stack.extend(item for item in reversed(items) if type(item) in _CONTAINERS)
-    return found, repeated
 
 
 def reference_counts(objects: list[Any]) -> list[int]:
@@ -62,22 +63,12 @@ def reference_counts(objects: list[Any]) -> list[int]:
 
 
 def check_result(result: Any, tracked: list[Any]) -> None:
-    """Refuse a result whose copy would hide sharing: one mutable object twice, or an argument
-    (or a part of one) inside it."""
-    arguments = {id(obj) for obj in tracked}
-    if any(id(part) in arguments for part in mutable_parts([result])):
-        raise Unserialisable(
-            "the result holds (a part of) an argument; the sharing cannot cross as a copy"
-        )
-    if _repeats(result):
+    """Refuse a result whose copy would hide sharing the candidate made: one mutable object of
+    its own in two places. Parts of the arguments are skipped (see the module docstring)."""
+    if any(again for _part, again in _walk([result], skip={id(obj) for obj in tracked})):
         raise Unserialisable(
             "the result holds one mutable object in two places; the sharing cannot cross as a copy"
         )
-
-
-def _repeats(result: Any) -> bool:
-    """Whether one mutable object occurs twice in ``result``."""
-    return _walk([result], dedupe=False)[1]
 
 
 def check_not_kept(tracked: list[Any], before: list[int]) -> None:
