@@ -77,6 +77,8 @@ class Reason(StrEnum):
     PROTOCOL_VIOLATION = "protocol_violation"
     TOO_LARGE = "too_large"
     SANDBOX_FAULT = "sandbox_fault"
+    MISSING_CONTEXT = "missing_context"
+    MISSING_DEPENDENCY = "missing_dependency"
 
 
 class TestOutcome(BaseModel):
