@@ -39,7 +39,14 @@ from typing import Any
 from guardrail.errors import DependencyError, ImageUnusableError, SandboxError
 from guardrail.sandbox.autopsy import has_python, printable
 from guardrail.sandbox.docker import DockerSandbox
-from guardrail.sandbox.wheels import Target, content_hash, install, resolve
+from guardrail.sandbox.wheels import (
+    Target,
+    content_hash,
+    install,
+    read_requirements,
+    resolve,
+    wheelhouse_files,
+)
 
 __all__ = ["DEPS_REPOSITORY", "ExtendedImage", "dependency_hint", "extend_image"]
 
@@ -123,6 +130,11 @@ def extend_image(
     say = progress or (lambda _message: None)
     if requirements is None and wheelhouse is None:
         raise DependencyError("give --requirements FILE, --wheelhouse DIR, or both")
+    # Bad input is found before any container starts.
+    if requirements is not None:
+        read_requirements(requirements)
+    if wheelhouse is not None:
+        wheelhouse_files(wheelhouse)
     sandbox = DockerSandbox(base, client=client, pool_size=1)
     try:
         base_id = sandbox.image_id
@@ -268,6 +280,7 @@ def _commit(  # noqa: PLR0917 - one step of extend_image, called once
             BASE_LABEL: sandbox.image_id,
             HASH_LABEL: digest,
             "guardrail.deps.python": target.python,
+            "guardrail.deps.site": target.site,
             PACKAGES_LABEL: " ".join(packages)[:4000],
         }
         image = container.commit(
