@@ -244,11 +244,15 @@ def resolve(
         fallback = f"{requirements} (a dependency of its requirements)"
     else:
         assert wheelhouse is not None
-        wanted = _wheelhouse_requirements(target, wheelhouse)
+        files = _wheelhouse_requirements(target, wheelhouse)
+        wanted = list(files)
         no_index = True  # the wheelhouse is the whole input: nothing is downloaded
-        origin, fallback = {}, f"{wheelhouse} (a dependency of its wheels)"
+        origin = {str(canonicalize_name(spec.split("==")[0])): path for spec, path in files.items()}
+        fallback = f"{wheelhouse} (a dependency of its wheels)"
     if no_index:
-        sources.append("--no-index")
+        # Offline, the result depends on the wheelhouse alone: not on pip's configuration
+        # (its find-links, constraints), which the content hash does not cover.
+        sources += ["--no-index", "--isolated"]
     if target.matches_host():
         # Offline there is no index to take an sdist's build backend from: the host's is used.
         isolation = ["--no-build-isolation"] if no_index else []
@@ -267,9 +271,9 @@ def resolve(
     return wheels
 
 
-def _wheelhouse_requirements(target: Target, folder: Path) -> list[str]:
-    """``name==version`` for each distribution in the wheelhouse, each checked to have a file
-    the image can use."""
+def _wheelhouse_requirements(target: Target, folder: Path) -> dict[str, str]:
+    """``name==version`` for each distribution in the wheelhouse (and one of its files), each
+    checked to have a file the image can use."""
     usable: dict[tuple[str, str], bool] = {}
     names: dict[tuple[str, str], str] = {}
     for path in wheelhouse_files(folder):
@@ -302,7 +306,10 @@ def _wheelhouse_requirements(target: Target, folder: Path) -> list[str]:
                 f"{folder}: the wheelhouse holds {name} in versions {', '.join(sorted(found))};"
                 " keep one, or pass --requirements to choose"
             )
-    return [f"{name}=={found[0]}" for name, found in sorted(versions.items())]
+    return {
+        f"{name}=={found[0]}": str(folder / names[name, found[0]])
+        for name, found in sorted(versions.items())
+    }
 
 
 def _wheel_tags(wheel: Path) -> frozenset[Tag]:
@@ -316,6 +323,7 @@ def install(target: Target, wheels: list[Path], stage: Path) -> list[str]:
     _pip(
         [
             "install",
+            "--isolated",  # pip's configuration (constraints, find-links) has no say here
             "--target",
             str(stage),
             "--no-index",
@@ -359,15 +367,24 @@ def _pip(args: list[str], *, origin: dict[str, str], fallback: str) -> None:
             f"pip is not installed for {sys.executable}",
             hint="install it (`python -m ensurepip`), or pass pre-built wheels with --wheelhouse",
         )
-    errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR:")]
-    said = " ".join(errors or done.stderr.strip().splitlines()[-3:])[:800]
+    # pip's reasons: its errors, and why it discarded a file it found (an sdist whose build
+    # backend is missing offline builds as version 0.0.0, for one).
+    output = (done.stdout + "\n" + done.stderr).splitlines()
+    errors = [line.strip() for line in output if re.match(r"\s*(ERROR:|Discarding )", line)]
+    said = " ".join(errors or done.stderr.strip().splitlines()[-3:])[:1200]
     found = re.search(
         r"(?:satisfies the requirement|No matching distribution found for) ([A-Za-z0-9._-]+)", said
     )
     where = origin.get(str(canonicalize_name(found[1])), fallback) if found else fallback
     what = f"{found[1]} cannot be had" if found else "pip failed"
-    raise DependencyError(
-        f"{where}: {what}: {said}",
-        hint="check the name and version on the package index; offline (--no-index, or a"
-        " wheelhouse alone) every package and each of its dependencies must be in --wheelhouse",
+    hint = (
+        "check the name and version on the package index; offline (--no-index, or a wheelhouse"
+        " alone) every package and each of its dependencies must be in --wheelhouse"
     )
+    if "inconsistent version" in said:
+        hint = (
+            "offline, a source distribution is built with the host's setuptools and no other"
+            " build requirement: build it into a wheel first (`pip wheel --no-deps FILE`) and"
+            " put the wheel in --wheelhouse"
+        )
+    raise DependencyError(f"{where}: {what}: {said}", hint=hint)
