@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import json
 import subprocess
 import sys
 import tarfile
@@ -165,6 +166,39 @@ def test_the_same_inputs_reuse_the_image(
 
 
 @pytest.mark.docker
+def test_force_rebuilds_under_the_same_tag_and_drops_the_old_image(
+    docker_sandbox: DockerSandbox, extended: str, wheelhouse: Path
+) -> None:
+    old = docker_sandbox.client.images.get(extended).id
+    rebuilt = extend_image(wheelhouse=wheelhouse, force=True)
+    assert (rebuilt.tag, rebuilt.reused) == (extended, False)
+    assert rebuilt.image_id != old
+    assert old not in {image.id for image in docker_sandbox.client.images.list(all=True)}
+
+
+@pytest.mark.docker
+def test_verify_judges_on_the_image_of_the_option_or_the_variable(
+    extended: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GUARDRAIL_CACHE_DIR", str(tmp_path / "cache"))
+    code, tests = tmp_path / "quad.py", tmp_path / "tests.py"
+    code.write_text(CANDIDATE)
+    tests.write_text("assert quad(2) == 8\n")
+    args = ["verify", str(code), "--tests", str(tests), "--json"]
+
+    def status(*extra: str) -> tuple[int, str]:
+        result = runner.invoke(app, [*args, *extra])
+        return result.exit_code, json.loads(result.stdout)[0]["status"]
+
+    monkeypatch.delenv("GUARDRAIL_IMAGE", raising=False)
+    exit_code, on_base = status()
+    assert (exit_code, on_base != "verified") == (1, True)  # missing_dependency or load_error
+    assert status("--image", extended) == (0, "verified")
+    monkeypatch.setenv("GUARDRAIL_IMAGE", extended)
+    assert status() == (0, "verified")
+
+
+@pytest.mark.docker
 def test_the_extended_image_keeps_the_sandbox_hardening(
     extended: str, sandbox_runtime: str
 ) -> None:
@@ -274,6 +308,70 @@ def test_an_image_entrypoint_does_not_run_before_the_runner(docker_sandbox: Dock
         assert verdict.verified, verdict
     finally:
         client.images.remove(image.id)
+
+
+def _other_python() -> Path | None:
+    """A CPython installation on the host of another minor version than the image's 3.11."""
+    found = sorted(Path("/root/.pyenv/versions").glob("3.1[2-9].*"))
+    return found[0] if found else None
+
+
+def _image_with_python(client: Any, base: str, prefix: Path, tag: str) -> str:
+    """``base`` with the host's Python at ``prefix`` (same path, readable by all) as python3."""
+    minor = f"python{prefix.name.rsplit('.', 1)[0]}"
+    skipped = ("test", "idlelib", "tkinter", "ensurepip", "lib2to3")
+
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        inside = info.name.split(f"lib/{minor}/", 1)
+        if len(inside) == 2 and inside[1].split("/")[0] in skipped:
+            return None
+        if len(inside) == 2 and inside[1].startswith("site-packages/"):
+            return None  # the host's own packages (and .pth files) stay on the host
+        info.uid = info.gid = 0
+        info.mode |= 0o755 if info.isdir() else 0o444
+        return info
+
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w") as archive:
+        parents = prefix.relative_to("/").parents
+        for parent in reversed([p for p in parents if str(p) != "."]):
+            folder = tarfile.TarInfo(str(parent))
+            folder.type, folder.mode = tarfile.DIRTYPE, 0o755
+            archive.addfile(folder)
+        archive.add(str(prefix), arcname=str(prefix.relative_to("/")), filter=keep)
+        link = tarfile.TarInfo("usr/local/bin/python3")  # first on the image's PATH
+        link.type, link.linkname = tarfile.SYMTYPE, str(prefix / "bin" / minor)
+        archive.addfile(link)
+    container = client.containers.create(base, ["python3"], network_mode="none")
+    try:
+        container.put_archive("/", data.getvalue())
+        return str(container.commit(*tag.split(":")).id)
+    finally:
+        container.remove(force=True)
+
+
+@pytest.mark.docker
+def test_an_image_of_another_python_gets_wheels_for_its_version(
+    docker_sandbox: DockerSandbox, wheelhouse: Path
+) -> None:
+    prefix = _other_python()
+    if prefix is None:
+        pytest.skip("no CPython of another minor version than the image's on this host")
+    client = docker_sandbox.client
+    base = _image_with_python(
+        client, docker_sandbox.image_id, prefix, "guardrail-test-python:other"
+    )
+    try:
+        made = extend_image(base, wheelhouse=wheelhouse)
+        try:
+            assert made.python == prefix.name
+            with DockerSandbox(made.tag, pool_size=1) as sandbox:
+                (verdict,) = sandbox.run([Job(CANDIDATE, QUAD)])
+            assert verdict.verified, verdict
+        finally:
+            client.images.remove(made.tag)
+    finally:
+        client.images.remove(base)
 
 
 def test_a_missing_dependency_verdict_says_how_to_add_it() -> None:
