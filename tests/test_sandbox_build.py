@@ -257,6 +257,21 @@ def test_bad_requirements_name_the_file_and_line(
 
 
 @pytest.mark.docker
+def test_a_tag_of_an_image_guardrail_did_not_build_is_never_moved(
+    docker_sandbox: DockerSandbox, wheelhouse: Path
+) -> None:
+    client = docker_sandbox.client
+    foreign = "guardrail-test-foreign:kept"  # another name of the base image, so never the base's
+    client.images.get(docker_sandbox.image_id).tag(foreign)
+    try:
+        said = _fails(["--wheelhouse", str(wheelhouse), "--tag", foreign], client)
+        assert f"--tag {foreign!r} names an image guardrail did not build" in said
+        assert client.images.get(foreign).id == docker_sandbox.image_id
+    finally:
+        client.images.remove(foreign)  # only the name: the base image has its own
+
+
+@pytest.mark.docker
 def test_a_dependency_missing_offline_is_named(
     docker_sandbox: DockerSandbox, projects: Path, tmp_path: Path
 ) -> None:

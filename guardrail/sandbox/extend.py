@@ -141,19 +141,10 @@ def extend_image(
         digest = content_hash(base_id, requirements, wheelhouse, no_index=no_index)
         tag = tag or f"{DEPS_REPOSITORY}:{digest[:16]}"
         existing = _image(sandbox, tag)
-        if existing is not None and not force:
-            labels = existing.attrs["Config"].get("Labels") or {}
-            if labels.get(HASH_LABEL) == digest and labels.get(BASE_LABEL) == base_id:
-                return ExtendedImage(
-                    tag=tag,
-                    image_id=str(existing.id),
-                    base=sandbox.image,
-                    base_id=base_id,
-                    python=str(labels.get("guardrail.deps.python", "")),
-                    packages=tuple(str(labels.get(PACKAGES_LABEL, "")).split()),
-                    left_out=(),
-                    reused=True,
-                )
+        if existing is not None:
+            reusable = _reusable(sandbox, existing, tag, digest)
+            if reusable is not None and not force:
+                return reusable
         say(f"asking {sandbox.image} which Python it runs")
         target = _probe(sandbox)
         with tempfile.TemporaryDirectory(prefix="guardrail-deps-") as scratch:
@@ -173,7 +164,7 @@ def extend_image(
             image_id = _commit(sandbox, target, stage, tag, digest, packages)
     finally:
         sandbox.close()
-    if existing is not None and str(existing.id) != image_id:
+    if existing is not None and str(existing.id) != image_id:  # an older build of ours
         with contextlib.suppress(Exception):  # in use or tagged elsewhere: it stays, untouched
             sandbox.client.images.remove(str(existing.id))
     return ExtendedImage(
@@ -185,6 +176,30 @@ def extend_image(
         packages=tuple(packages),
         left_out=tuple(left_out),
         reused=False,
+    )
+
+
+def _reusable(sandbox: DockerSandbox, existing: Any, tag: str, digest: str) -> ExtendedImage | None:
+    """The image already tagged ``tag`` if it was built from the same base and inputs; `None`
+    if it is an older build; `DependencyError` if guardrail did not build it (never moved)."""
+    labels = existing.attrs["Config"].get("Labels") or {}
+    if HASH_LABEL not in labels:
+        raise DependencyError(
+            f"--tag {tag!r} names an image guardrail did not build ({str(existing.id)[:19]});"
+            " it is left as it is",
+            hint="choose another tag, or leave --tag out for a content-hashed one",
+        )
+    if labels[HASH_LABEL] != digest or labels.get(BASE_LABEL) != sandbox.image_id:
+        return None
+    return ExtendedImage(
+        tag=tag,
+        image_id=str(existing.id),
+        base=sandbox.image,
+        base_id=sandbox.image_id,
+        python=str(labels.get("guardrail.deps.python", "")),
+        packages=tuple(str(labels.get(PACKAGES_LABEL, "")).split()),
+        left_out=(),
+        reused=True,
     )
 
 
