@@ -401,6 +401,10 @@ def test_a_missing_dependency_verdict_says_how_to_add_it() -> None:
     assert verdict.message.startswith("ModuleNotFoundError: No module named 'attrs.converters'")
     assert "module 'attrs'" in verdict.message
     assert "guardrail sandbox build --requirements" in verdict.message
+    quoted = _verdict_from_report(
+        {"status": "unverifiable", "reason": "missing_dependency", "message": "module 'six'"}
+    )
+    assert "provides module 'six'" in quoted.message
     other = _verdict_from_report({"status": "error", "reason": "load_error", "message": "x"})
     assert other.message == "x"
 

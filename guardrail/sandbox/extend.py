@@ -373,7 +373,8 @@ def _archive(stage: Path) -> bytes:
     return buffer.getvalue()
 
 
-_MISSING_MODULE = re.compile(r"No module named '([A-Za-z_][\w.]*)'")
+# ModuleNotFoundError's own words, or a judge's message that quotes the module it names.
+_MISSING_MODULE = re.compile(r"(?:No module named|module) '([A-Za-z_][\w.]*)'")
 
 
 def dependency_hint(message: str) -> str:
