@@ -41,6 +41,7 @@ PROBE = Job(
 EXPECTED = {
     "always_equal": (Status.UNVERIFIABLE, Reason.UNSERIALISABLE),
     "always_equal_int_subclass": (Status.UNVERIFIABLE, Reason.UNSERIALISABLE),
+    "always_equal_inside_a_generator": (Status.UNVERIFIABLE, Reason.UNSERIALISABLE),
     "fork_bomb": (Status.TIMEOUT, Reason.TIMEOUT),
     "infinite_loop": (Status.TIMEOUT, Reason.TIMEOUT),
     "memory_bomb": (Status.FAILED, Reason.TESTS_FAILED),

@@ -28,7 +28,7 @@ from .codec import (
 )
 from .exceptions import describe_exception, rebuild_exception
 from .framing import ChannelClosed, read_frame, write_frame
-from .handles import plain_or_none, stop_arguments
+from .handles import MAX_PRINTED, plain_or_none, stop_arguments
 from .remote import JudgeObjects, RemoteHandle
 
 _MALFORMED = (KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError)
@@ -98,7 +98,7 @@ class Calls:
                     self.fail("protocol_violation", "a frame that is not an object")
                 printed = frame.get("printed")
                 if type(printed) is str:
-                    sys.stdout.write(printed)
+                    sys.stdout.write(printed[:MAX_PRINTED])
                 if "callback" not in frame:
                     return frame
                 write_frame(self.channel, self._serve(frame))

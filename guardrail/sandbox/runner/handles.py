@@ -75,8 +75,21 @@ class JudgeObject:
         self._server, self._id = server, ident
         self.__name__ = self.__qualname__ = name
 
+
+class JudgeCallable(JudgeObject):
+    """A test's function, lambda or other callable: calling it is a callback to the judge."""
+
+    __slots__ = ()
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._server.callback(self._id, "call", args, kwargs)
+
+
+class JudgeIterator(JudgeObject):
+    """A test's iterator (``iter([...])``, a generator expression); not callable, so code that
+    asks ``callable(x)`` gets the answer it would in-process."""
+
+    __slots__ = ()
 
     def __iter__(self) -> Any:
         return self._server.callback(self._id, "iter", (), {})
@@ -111,8 +124,12 @@ class Server:
 
     def handle_of(self, value: object) -> Any:
         """The reference form of a value that is not plain data (the codec's ``other`` hook)."""
-        if type(value) is JudgeObject:
-            return {"cb": value._id}
+        if isinstance(value, JudgeObject):
+            return {
+                "cb": value._id,
+                "name": value.__name__,
+                "iterator": type(value) is JudgeIterator,
+            }
         known = self.ids.get(id(value))
         if known is None:
             if len(self.objects) >= MAX_HANDLES:
@@ -134,7 +151,8 @@ class Server:
             ident = int(ref["cb"])
             stub = self.stubs.get(ident)
             if stub is None:
-                stub = self.stubs[ident] = JudgeObject(self, ident, str(ref.get("name", "")))
+                kind = JudgeIterator if ref.get("iterator") else JudgeCallable
+                stub = self.stubs[ident] = kind(self, ident, str(ref.get("name", "")))
             return stub
         module, _, qualname = str(ref["builtin"]).partition(":")
         if module not in BUILTIN_MODULES:

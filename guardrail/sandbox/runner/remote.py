@@ -131,7 +131,8 @@ class JudgeObjects:
         name = self.builtin_names.get(id(value))
         if name is not None and name[1] is value:
             return {"builtin": name[0]}
-        if not (callable(value) or hasattr(type(value), "__next__")):
+        iterator = hasattr(type(value), "__next__")
+        if not (callable(value) or iterator):
             raise Unserialisable(
                 f"a value of type {type(value).__qualname__} cannot cross as plain data"
             )
@@ -142,7 +143,8 @@ class JudgeObjects:
             known = self.ids[id(value)] = len(self.objects)
             self.objects.append(value)
         name_of = getattr(value, "__name__", "")
-        return {"cb": known, "name": name_of if type(name_of) is str else ""}
+        name_of = name_of if type(name_of) is str else ""
+        return {"cb": known, "name": name_of, "iterator": iterator}
 
     def get(self, ident: Any) -> Any:
         if type(ident) is not int or not 0 <= ident < len(self.objects):
