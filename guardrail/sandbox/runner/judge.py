@@ -2,10 +2,18 @@
 channel, and decide every outcome itself.
 
 Every test outcome carries a ``fault`` kind that only the judge's own code paths set (the call
-timed out, the candidate's process ended, it broke the protocol, a value could not cross); the
-verdict's status derives from those kinds, never from an outcome word. A candidate's exception
-becomes ``ERROR:<name>`` with the name reduced to identifier characters, so naming an exception
-``Unserialisable`` or ``CandidateExited`` changes nothing but the word.
+timed out, the candidate's process ended, it broke the protocol, a value could not cross, the
+code lacked its module's context or a dependency); the verdict's status derives from those
+kinds, never from an outcome word. A test judged ``FAIL`` on the code as it ran makes the
+candidate ``failed`` even when another test lacked context: that failure was real.
+
+The tests see the candidate as doctests see a module: the names ``job["bind"]`` gives are remote
+references to the candidate's globals, other free names resolve to its globals lazily (real
+builtins and the tests' own names first), and packages of the job's context import as remote
+modules (`remote.Names`). The judge never runs the candidate's or the package's code.
+
+A candidate's exception becomes ``ERROR:<name>`` with the name reduced to identifier characters,
+so naming an exception ``Unserialisable`` or ``CandidateExited`` changes nothing but the word.
 """
 
 from __future__ import annotations
