@@ -36,7 +36,8 @@ COUNTER = (
     "    def __len__(self):\n        return self.value\n"
     "    def __contains__(self, x):\n        return 0 <= x < self.value\n"
     "    def __getitem__(self, i):\n        return i * STEP\n\n"
-    "STEP = 10\n\n\ndef make_counter(start=0):\n    return Counter(start)\n"
+    "STEP = 10\n\n\ndef make_counter(start=0):\n    return Counter(start)\n\n\n"
+    "def value_of(counter):\n    return counter.value\n"
 )
 
 # name: (tests, honest candidate, wrong twin)
@@ -81,6 +82,7 @@ CASES: dict[str, tuple[list[str], str, str]] = {
             "c = make_counter(2)\nassert c.value == 2 and c.incr().value == 3 and len(c) == 3",
             "c = make_counter()\nc.value = 5\nassert c.incr(by=2).value == 7",
             "c = make_counter(3)\nassert 2 in c and 3 not in c and c[4] == 40",
+            "c = make_counter(4)\nassert value_of(c.incr(by=3)) == 7 and value_of(c) == 7",
         ],
         COUNTER,
         COUNTER.replace("self.value += by", "self.value += 1"),
@@ -210,6 +212,7 @@ def test_a_handle_never_decides_equality_truth_hash_order_or_text(gate: Gate, na
         ("import numpy_not_in_the_image\n\ndef f(x):\n    return x\n", Reason.MISSING_DEPENDENCY),
         ("from .helpers import h\n\ndef f(x):\n    return h(x)\n", Reason.MISSING_CONTEXT),
         ("X = undefined_at_load\n\ndef f(x):\n    return x\n", Reason.MISSING_CONTEXT),
+        ("def f(x):\n    from . import sibling\n    return x\n", Reason.MISSING_CONTEXT),
     ],
 )
 def test_code_without_its_module_is_unverifiable_never_failed(
@@ -252,10 +255,14 @@ def test_iterating_a_remote_generator_costs_one_round_trip_per_item() -> None:
         ]
     )
     code = "def count_to(n):\n    yield from range(n)\n"
-    with DockerSandbox(pool_size=1, timeout_s=20.0) as sandbox:
-        (verdict,) = sandbox.run([Job(code, spec)])
+    spinning = "def spin(f):\n    while True:\n        f()\n"
+    with DockerSandbox(pool_size=1, timeout_s=8.0) as sandbox:
+        verdict, endless = sandbox.run(
+            [Job(code, spec), Job(spinning, Spec.from_tests(["spin(lambda: None)"]))]
+        )
     assert verdict.status is Status.VERIFIED, verdict
-    assert verdict.duration_s < 20.0
+    # The deadline holds while the candidate calls back into the judge, endlessly.
+    assert (endless.status, endless.reason) == (Status.TIMEOUT, Reason.TIMEOUT), endless
 
 
 # -- The runner's processes directly: job fields the host does not send yet ----------------------
@@ -316,9 +323,14 @@ def test_a_context_package_imports_as_the_candidates_module_never_run_in_the_jud
 
 def test_with_context_a_missing_name_is_the_candidates_failure() -> None:
     context = {"module": "m", "modules": {}}
-    report = _judge_here("def f(x):\n    return helper(x)\n", ["assert f(1) == 1"], context=context)
+    tests = [
+        "assert f(1) == 1",
+        "try:\n    f(1)\nexcept NameError as e:\n    assert e.name == 'helper', e.name\n"
+        "else:\n    raise AssertionError",
+    ]
+    report = _judge_here("def f(x):\n    return helper(x)\n", tests, context=context)
     assert report["status"] == "failed", report
-    assert report["tests"][0]["outcome"] == "ERROR:NameError", report
+    assert [t["outcome"] for t in report["tests"]] == ["ERROR:NameError", "pass"], report
 
 
 @pytest.mark.docker

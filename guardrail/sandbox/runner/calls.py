@@ -190,7 +190,7 @@ class Calls:
             self.fail(
                 "missing_dependency", f"the candidate needs a module: {message}", sticky=False
             )
-        if kind == "NameError" and not self.has_context:
+        if not self.has_context and lacks_context(kind, message):
             self.fail("missing_context", f"judged without its module: {message}", sticky=False)
         return rebuild_exception(raised)
 
@@ -225,6 +225,13 @@ class Calls:
             return {"raised": describe_exception(TypeError(str(exc)))}
         except BaseException as exc:  # what the test's callable raised: the candidate's to see
             return {"raised": describe_exception(exc)}
+
+
+def lacks_context(kind: object, message: str) -> bool:
+    """Whether an exception (by its description) says the code ran without its module: a name
+    the module would define, or a relative import. Only ever asked of a job with no context."""
+    relative = kind == "ImportError" and message.startswith("attempted relative import")
+    return kind == "NameError" or relative
 
 
 def _is_reference(encoded: Any) -> bool:

@@ -24,7 +24,7 @@ import io
 import sys
 from typing import Any
 
-from .calls import Calls, Fault
+from .calls import Calls, Fault, lacks_context
 from .codec import message_of
 from .exceptions import safe_name
 from .framing import ChannelClosed, read_frame
@@ -102,8 +102,7 @@ class Judge(Calls):
         kind = safe_name(hello.get("type"))
         message = str(hello.get("message", ""))
         status, reason = _LOAD_REASONS.get(kind, ("error", "load_error"))
-        relative = kind == "ImportError" and message.startswith("attempted relative import")
-        if not self.has_context and (kind == "NameError" or relative):
+        if not self.has_context and lacks_context(kind, message):
             status, reason = "unverifiable", "missing_context"
         return make_report(status, reason, f"{kind}: {message}"[:2000])
 

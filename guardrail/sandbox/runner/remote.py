@@ -85,14 +85,18 @@ class RemoteHandle:
         return answer is True
 
 
-def _refuse(handle: RemoteHandle, *_args: Any, **_kwargs: Any) -> Any:
-    judge: Calls = object.__getattribute__(handle, "_RemoteHandle__judge")
-    judge.fail(
-        "unserialisable",
-        "a candidate object cannot decide an equality, a hash, a truth value or its text in"
-        " the judge",
-        sticky=False,
-    )
+def _refusal(name: str) -> Callable[..., Any]:
+    def refuse(handle: RemoteHandle, *_args: Any, **_kwargs: Any) -> Any:
+        judge: Calls = object.__getattribute__(handle, "_RemoteHandle__judge")
+        judge.fail(
+            "unserialisable",
+            f"{name} of a candidate object: a handle never decides an equality, a hash, a truth"
+            " value, a text or any other operation in the judge",
+            sticky=False,
+        )
+
+    refuse.__name__ = name
+    return refuse
 
 
 # Every operation a handle must not decide, or that has no remote form: refused, not a TypeError.
@@ -101,10 +105,11 @@ _REFUSED = (  # noqa: SIM905 - a table of words reads better than 76 lines of qu
     " ceil neg pos abs invert add sub mul matmul truediv floordiv mod divmod pow lshift rshift and"
     " xor or radd rsub rmul rmatmul rtruediv rfloordiv rmod rdivmod rpow rlshift rrshift rand"
     " rxor ror iadd isub imul imatmul itruediv ifloordiv imod ipow ilshift irshift iand ixor ior"
-    " reversed enter exit aenter aexit await aiter anext fspath dir sizeof"
+    " reversed enter exit aenter aexit await aiter anext fspath dir sizeof copy deepcopy reduce"
+    " reduce_ex"
 ).split()
 for _name in _REFUSED:
-    setattr(RemoteHandle, f"__{_name}__", _refuse)
+    setattr(RemoteHandle, f"__{_name}__", _refusal(f"__{_name}__"))
 
 
 def is_remote(value: object) -> bool:
