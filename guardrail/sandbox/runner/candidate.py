@@ -23,34 +23,39 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
     """The candidate's namespace, loaded without context: the code alone in ``__candidate__``.
 
     The same contract as ``loader.load`` (which also loads code inside its module), for which
-    this is the stand-in until it ships; the alias binding moves to the host with it.
+    this is the stand-in until it ships. Without the host's ``bind`` it still guesses an alias
+    (the one plausible function) as before; with it, the host's plan decides.
     """
     code, entry_point = str(job["code"]), str(job["entry_point"])
     namespace: dict[str, Any] = {"__name__": "__candidate__", "__builtins__": builtins}
     exec(compile(code, "<candidate>", "exec"), namespace)
-    if not job.get("bind") and not callable(namespace.get(entry_point)):  # bind: the host's plan
-        functions = sorted(_functions(namespace))
-        choices = [name for name in plausible_functions(code) if name in functions]
-        if len(choices) != 1:
-            defined = ", ".join(functions) or "no functions"
-            raise LoadRefused(
-                {
-                    "type": "MissingEntryPoint",
-                    "bases": [],
-                    "message": f"the tests call {entry_point!r}; the candidate defines {defined}",
-                }
-            )
-        namespace[entry_point] = namespace[choices[0]]
-        namespace["__alias__"] = choices[0]
+    if not job.get("bind") and not callable(namespace.get(entry_point)):
+        choices = [name for name in plausible_functions(code) if name in _functions(namespace)]
+        if len(choices) == 1:
+            namespace[entry_point] = namespace[choices[0]]
+            namespace["__alias__"] = choices[0]
     return namespace
 
 
 def _functions(namespace: dict[str, Any]) -> list[str]:
-    return [
+    module = namespace.get("__name__")
+    return sorted(
         name
         for name, value in namespace.items()
-        if callable(value) and getattr(value, "__module__", None) == "__candidate__"
-    ]
+        if callable(value) and getattr(value, "__module__", None) == module
+    )
+
+
+def _check_bound(job: dict[str, Any], namespace: dict[str, Any]) -> None:
+    """Every name the tests call (the host's ``bind``; absent: the entry point) must name a
+    callable of the candidate, or nothing could be judged."""
+    entry_point = str(job["entry_point"])
+    bind = job.get("bind") or {entry_point: entry_point}
+    unbound = [name for name, target in bind.items() if not callable(namespace.get(str(target)))]
+    if unbound:
+        defined = ", ".join(_functions(namespace)) or "no functions"
+        message = f"the tests call {unbound[0]!r}; the candidate defines {defined}"
+        raise LoadRefused({"type": "MissingEntryPoint", "bases": [], "message": message[:2000]})
 
 
 def candidate_serve(channel: int) -> None:
@@ -60,6 +65,7 @@ def candidate_serve(channel: int) -> None:
     job = read_frame(channel)
     try:
         namespace = load(job)
+        _check_bound(job, namespace)
     except LoadRefused as refused:
         write_frame(channel, {"loaded": False, **refused.greeting})
         return
