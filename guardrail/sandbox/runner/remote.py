@@ -127,12 +127,14 @@ class JudgeObjects:
     def __init__(self) -> None:
         self.objects: list[Any] = []
         self.ids: dict[int, int] = {}
-        self.builtin_names = _builtin_names()
+        self.builtin_names: dict[int, tuple[str, Any]] | None = None  # built when first needed
 
     def reference(self, value: object) -> Any:
         """The reference form of a judge value that is not plain data (the codec's hook)."""
         if is_remote(value):
             return reference_of(value)  # type: ignore[arg-type]  # narrowed by the check
+        if self.builtin_names is None:
+            self.builtin_names = _builtin_names()  # about 1 ms: not for jobs of plain data
         name = self.builtin_names.get(id(value))
         if name is not None and name[1] is value:
             return {"builtin": name[0]}
