@@ -13,6 +13,7 @@ cross, a candidate that lacks its module's context or a dependency) end only the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import Any, NoReturn
@@ -96,9 +97,7 @@ class Calls:
                 frame = read_frame(self.channel, self.deadline)
                 if not isinstance(frame, dict):
                     self.fail("protocol_violation", "a frame that is not an object")
-                printed = frame.get("printed")
-                if type(printed) is str:
-                    sys.stdout.write(printed[:MAX_PRINTED])
+                _show(frame.get("printed"))
                 if "callback" not in frame:
                     return frame
                 write_frame(self.channel, self._serve(frame))
@@ -225,6 +224,14 @@ class Calls:
             return {"raised": describe_exception(TypeError(str(exc)))}
         except BaseException as exc:  # what the test's callable raised: the candidate's to see
             return {"raised": describe_exception(exc)}
+
+
+def _show(printed: object) -> None:
+    """What the candidate printed, on the judge's stdout; a test's own stream that refuses it
+    (closed) is the test's affair, never a fault of the candidate's."""
+    if type(printed) is str:
+        with contextlib.suppress(Exception):
+            sys.stdout.write(printed[:MAX_PRINTED])
 
 
 def lacks_context(kind: object, message: str) -> bool:
