@@ -220,6 +220,8 @@ def test_code_without_its_module_is_unverifiable_never_failed(
 ) -> None:
     (verdict,) = gate.verify([code], Spec.from_tests(["assert f(3) == 3"]))
     assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, reason), verdict
+    missing = "numpy_not_in_the_image" if reason is Reason.MISSING_DEPENDENCY else ""
+    assert missing in verdict.message, verdict  # the message names what is missing
 
 
 @pytest.mark.docker

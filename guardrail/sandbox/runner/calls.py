@@ -187,10 +187,13 @@ class Calls:
         kind, message = raised.get("type"), str(raised.get("message", ""))[:400]
         if kind == "ModuleNotFoundError":
             self.fail(
-                "missing_dependency", f"the candidate needs a module: {message}", sticky=False
+                "missing_dependency",
+                f"the candidate imports a module the sandbox image lacks: {message}",
+                sticky=False,
             )
         if not self.has_context and lacks_context(kind, message):
-            self.fail("missing_context", f"judged without its module: {message}", sticky=False)
+            detail = f"judged without its module (no context): {message}"
+            self.fail("missing_context", detail, sticky=False)
         return rebuild_exception(raised)
 
     # -- callbacks -------------------------------------------------------------------------

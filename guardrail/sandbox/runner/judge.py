@@ -206,14 +206,10 @@ def _status_of(tests: list[dict[str, Any]]) -> tuple[str, str, str]:
     judged_fail = [t for t in tests if t["fault"] is None and t["outcome"] != "pass"]
     if judged_fail:  # judged on the code as it ran: wrong, whatever else could not be judged
         return "failed", "tests_failed", f"{len(judged_fail)} of {len(tests)} tests failed"
-    if "missing_dependency" in faults:
-        return "unverifiable", "missing_dependency", "the candidate needs a module this image lacks"
-    if "missing_context" in faults:
-        return (
-            "unverifiable",
-            "missing_context",
-            "the candidate uses names of its module, which was not available to judge it in",
-        )
+    for kind in ("missing_dependency", "missing_context"):  # what was missing, named
+        first = next((t["detail"] for t in tests if t["fault"] == kind), None)
+        if first is not None:
+            return "unverifiable", kind, first
     return (
         "unverifiable",
         "unserialisable",
