@@ -181,7 +181,7 @@ class Server:
             kwargs = {str(k): self.in_value(v) for k, v in request.get("kwargs", {}).items()}
         except Unserialisable as exc:
             return {"unserialisable": str(exc)}
-        except Exception as exc:  # a missing global, a module that cannot be imported
+        except BaseException as exc:  # a missing global; a module whose import raised anything
             return {"raised": describe_exception(exc)}
         if op == "call":
             # A call through a handle (a method, an object) may keep its arguments: it is live.
