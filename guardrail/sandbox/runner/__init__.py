@@ -4,8 +4,8 @@ This package is sent to each long-lived sandbox container at start-up as one arc
 (`guardrail.sandbox.shipping`) and runs there as PID 1 (``python3 -I``), loaded from memory by
 `boot`. The host imports `framing`, `codec` and `static` directly. Modules, one job each:
 `framing` (wire format), `codec` (plain data), `static` (source checks), `candidate`, `judge`,
-`privilege` (uid and rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase`
-(unbreakable deletes), `supervisor`, `boot`.
+`doctesting` (a doctest example, run in the judge), `privilege` (uid and rlimits), `seccomp`
+(the IPC filter), `zygote`, `cleanup`, `erase` (unbreakable deletes), `supervisor`, `boot`.
 
 What it defends against (the candidate is hostile; the tests and this package are trusted):
 

@@ -24,6 +24,7 @@ from .codec import (
     message_of,
     write_back,
 )
+from .doctesting import doctest_example
 from .framing import ChannelClosed, read_frame, write_frame
 
 
@@ -170,7 +171,10 @@ class Judge:
             kind = safe_name(hello.get("type"))
             reason = "missing_entry_point" if kind == "MissingEntryPoint" else "load_error"
             return make_report("error", reason, f"{kind}: {hello.get('message', '')}"[:2000])
-        namespace: dict[str, Any] = {"__name__": "__judge__"}
+        namespace: dict[str, Any] = {
+            "__name__": "__judge__",
+            "__doctest_example__": doctest_example,
+        }
         try:
             exec(compile(job["setup"], "<setup>", "exec"), namespace)
         except BaseException as exc:
