@@ -22,12 +22,13 @@ cannot be judged, a timeout) are not, so they keep their own verdict and never b
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import sys
 from typing import Any
 
-__all__ = ["FLAGS", "check_output", "doctest_example", "exception_line"]
+__all__ = ["FLAGS", "check_output", "doctest_example", "example_sources", "exception_line"]
 
 # The option flags that change how output is compared, by directive name, with doctest's values.
 FLAGS = {
@@ -83,6 +84,21 @@ def doctest_example(
         raise AssertionError(f"expected {_cap(raises)!r}, nothing was raised; got {_cap(got)!r}")
     if not unchecked and not check_output(want, got, flags):
         raise AssertionError(f"expected {_cap(want)!r}, got {_cap(got)!r}")
+
+
+def example_sources(tree: ast.AST) -> list[str]:
+    """The example sources a test's ``__doctest_example__`` calls carry, for the judge's reading
+    of which names the tests bind (they are string literals, invisible to a walk of the test)."""
+    return [
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "__doctest_example__"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ]
 
 
 def check_output(want: str, got: str, flags: int) -> bool:

@@ -24,7 +24,7 @@ from .codec import (
     message_of,
     write_back,
 )
-from .doctesting import doctest_example
+from .doctesting import doctest_example, example_sources
 from .framing import ChannelClosed, read_frame, write_frame
 
 
@@ -233,7 +233,9 @@ def _names_to_bind(offered: Any, job: dict[str, Any], namespace: dict[str, Any])
     The list comes from the candidate, so it is never trusted to shadow a builtin (a proxy named
     ``abs`` or ``len`` would let the candidate answer the judge's own arithmetic).
     """
-    nodes = [node for test in job["tests"] for node in ast.walk(ast.parse(test))]
+    trees = [ast.parse(test) for test in job["tests"]]
+    trees += [ast.parse(source) for tree in trees for source in example_sources(tree)]
+    nodes = [node for tree in trees for node in ast.walk(tree)]
     referenced = {node.id for node in nodes if isinstance(node, ast.Name)}
     # A name the tests bind themselves (``route = find_route(...)``) is the test's variable, never
     # a candidate function: bound as a proxy it would answer for the test.
