@@ -19,7 +19,12 @@ import pytest
 
 from guardrail.gate import Gate
 from guardrail.index import doctest_tests, split_tree
-from guardrail.sandbox.runner.doctesting import FLAGS, check_output, doctest_example
+from guardrail.sandbox.runner.doctesting import (
+    FLAGS,
+    Unjudged,
+    check_output,
+    doctest_example,
+)
 from guardrail.sandbox.runner.doctesting import _ellipsis_match as ellipsis_match
 from guardrail.sandbox.runner.doctesting import _exception_name as exception_name
 from guardrail.spec import Spec
@@ -178,6 +183,30 @@ def test_a_fault_is_never_compared_or_caught() -> None:
     # Unchecked output: the example runs (it binds `g`), and no repr is taken at all.
     exec("__doctest_example__('g = h; g', unchecked='a memory address')", namespace)
     assert namespace["g"] is namespace["h"]
+
+
+def test_what_a_fault_left_unknown_is_not_judged_by_later_examples() -> None:
+    def make(*_args: Any) -> Any:
+        raise Fault("unserialisable")
+
+    namespace: dict[str, Any] = {"__doctest_example__": doctest_example, "f": make}
+
+    def run(test: str) -> None:
+        exec(test, namespace)
+
+    run("__doctest_example__('xs = [1]')")
+    for faulting in ("__doctest_example__('it = f()')", "__doctest_example__('f(xs)')"):
+        with pytest.raises(Fault):
+            run(faulting)
+    with pytest.raises(Unjudged, match="it reads it, left unknown"):
+        run("__doctest_example__('y = next(it)')")
+    with pytest.raises(Unjudged, match="xs"):  # f may have changed it, and nothing came back
+        run("__doctest_example__('xs', '[1]')")
+    with pytest.raises(Unjudged, match="y"):  # bound by an unjudged example: unknown as well
+        run("__doctest_example__('y', '1')")
+    run("__doctest_example__('len(f.__name__)', '4')")  # f itself is not the session's
+    run("__doctest_example__('xs = [2]')")  # bound again: known again
+    run("__doctest_example__('xs', '[2]')")
 
 
 def test_stdout_and_the_display_hook_are_restored_whatever_the_example_did() -> None:
@@ -469,3 +498,40 @@ def split_tree_of(source: str) -> list[Any]:
     from guardrail.index import split_python_source
 
     return [s for s in split_python_source(source, "words.py") if s.tests]
+
+
+POINT = '''
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __repr__(self):
+        return f"Point(x={self.x}, y={self.y})"
+
+
+def make_point(x, y):
+    """A point.
+
+    >>> p = make_point(1, 2)
+    >>> p
+    Point(x=1, y=2)
+    >>> p.x
+    1
+    >>> make_point(3, 4).y
+    4
+    """
+    return Point(x, y)
+'''
+
+
+@pytest.mark.docker
+def test_examples_after_one_the_judge_could_not_judge_are_unverifiable_not_failed(
+    gate: Gate,
+) -> None:
+    """An object's repr never decides a test, and what follows it is not judged on a guess."""
+    (snippet,) = split_tree_of(POINT)
+    spec = Spec.build(snippet.tests, snippet.entry_point, snippet.setup)
+    (verdict,) = gate.verify([POINT], spec)
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, "unserialisable")
+    assert [t.outcome for t in verdict.tests][2] == "ERROR:Unserialisable"  # p.x: not a guess
+    assert "left unknown by an earlier fault" in verdict.tests[2].detail

@@ -28,7 +28,14 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["FLAGS", "check_output", "doctest_example", "example_sources", "exception_line"]
+__all__ = [
+    "FLAGS",
+    "Unjudged",
+    "check_output",
+    "doctest_example",
+    "example_sources",
+    "exception_line",
+]
 
 # The option flags that change how output is compared, by directive name, with doctest's values.
 FLAGS = {
@@ -41,6 +48,23 @@ FLAGS = {
 _BLANKLINE = re.compile(r"(?m)^<BLANKLINE>\s*?$")
 _SPACES_ONLY = re.compile(r"(?m)^[^\S\n]+$")
 _SHOWN = 200  # characters of expected and actual output a failure message quotes
+
+
+class Unjudged(BaseException):
+    """The example reads a name that an earlier example of the session could not be judged on
+    (its call hit a fault: the value stayed unknown, an argument may not have been written
+    back). The judge reports it as a value it could not judge, never as the code's failure."""
+
+
+class _Session:
+    """What a docstring's examples have bound so far, and what a fault left unknown."""
+
+    def __init__(self) -> None:
+        self.bound: set[str] = set()
+        self.unknown: set[str] = set()
+
+
+_SESSION = "__doctest_session__"
 
 
 def doctest_example(
@@ -58,10 +82,41 @@ def doctest_example(
     ``unchecked`` names why the output cannot be compared (a memory address in it): the example
     still runs, so the names it binds exist for the next ones, but nothing it shows is computed
     (no repr is taken), and only raising fails it.
+
+    Raises `Unjudged` for an example that reads a name an earlier one was cut off from by a
+    fault: ``it = f()`` that could not be judged leaves ``next(it)`` nothing to judge.
     """
+    namespace: dict[str, Any] = sys._getframe(1).f_globals
+    session = namespace.setdefault(_SESSION, _Session())
+    reads, binds = _names_of(source)
+    if reads & session.unknown:
+        session.unknown |= binds
+        names = ", ".join(sorted(reads & session.unknown))
+        raise Unjudged(f"not judged: it reads {names}, left unknown by an earlier fault")
+    try:
+        _run(namespace, source, want, options=options, raises=raises, unchecked=unchecked)
+    except Exception:  # judged (a mismatch, or the example raised): it ran
+        session.bound |= binds
+        session.unknown -= binds
+        raise
+    except BaseException:  # a fault: what the example bound or passed is unknown from here on
+        session.unknown |= binds | (reads & session.bound)
+        raise
+    session.bound |= binds
+    session.unknown -= binds
+
+
+def _run(
+    namespace: dict[str, Any],
+    source: str,
+    want: str,
+    *,
+    options: str,
+    raises: str | None,
+    unchecked: str,
+) -> None:
     flags = _flags(options)
     want, raises = _terminated(want), None if raises is None else _terminated(raises)
-    namespace: dict[str, Any] = sys._getframe(1).f_globals
     printed = io.StringIO()
     saved = sys.stdout, sys.displayhook
     sys.stdout = printed
@@ -84,6 +139,24 @@ def doctest_example(
         raise AssertionError(f"expected {_cap(raises)!r}, nothing was raised; got {_cap(got)!r}")
     if not unchecked and not check_output(want, got, flags):
         raise AssertionError(f"expected {_cap(want)!r}, got {_cap(got)!r}")
+
+
+def _names_of(source: str) -> tuple[set[str], set[str]]:
+    """The names an example reads, and those it binds."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set(), set()  # compiled below, it raises as doctest would have it
+    reads: set[str] = set()
+    binds: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (reads if isinstance(node.ctx, ast.Load) else binds).add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            binds.add(node.name)
+        elif isinstance(node, ast.alias):
+            binds.add((node.asname or node.name).split(".")[0])
+    return reads, binds
 
 
 def example_sources(tree: ast.AST) -> list[str]:

@@ -24,7 +24,7 @@ from .codec import (
     message_of,
     write_back,
 )
-from .doctesting import doctest_example, example_sources
+from .doctesting import Unjudged, doctest_example, example_sources
 from .framing import ChannelClosed, read_frame, write_frame
 
 
@@ -209,6 +209,8 @@ class Judge:
             exec(compile(test, "<test>", "exec"), namespace)
         except _Fault:
             pass
+        except Unjudged as exc:  # an earlier example's fault left it nothing to judge
+            return _outcome(test, "unserialisable", message_of(exc, 500))
         except AssertionError as exc:
             return {"test": test, "outcome": "FAIL", "detail": message_of(exc, 500), "fault": None}
         except BaseException as exc:
