@@ -205,6 +205,10 @@ def test_what_a_fault_left_unknown_is_not_judged_by_later_examples() -> None:
     with pytest.raises(Unjudged, match="y"):  # bound by an unjudged example: unknown as well
         run("__doctest_example__('y', '1')")
     run("__doctest_example__('len(f.__name__)', '4')")  # f itself is not the session's
+    with pytest.raises(ZeroDivisionError):  # an exception may carry a fault met in a callback
+        run("__doctest_example__('z = 1 / 0')")
+    with pytest.raises(Unjudged, match="z"):  # its own ERROR already fails a wrong function
+        run("__doctest_example__('z', '1')")
     run("__doctest_example__('xs = [2]')")  # bound again: known again
     run("__doctest_example__('xs', '[2]')")
 
@@ -323,6 +327,8 @@ def test_examples_that_cannot_be_judged_are_skipped_by_reason() -> None:
         >>> f.__name__
         'f'
         >>> help(f)
+        >>> f(__file__)
+        1
         >>> f(-1)
         Traceback (most recent call last):
         SystemExit: 2
@@ -336,11 +342,11 @@ def test_examples_that_cannot_be_judged_are_skipped_by_reason() -> None:
     assert found.reasons == {
         "skip_directive": 2,
         "depends_on_skipped": 1,
-        "introspection": 2,
+        "introspection": 3,
         "not_an_exception": 1,
         "does_not_compile": 1,
     }
-    assert found.skipped == 7
+    assert found.skipped == 8
 
 
 def test_output_no_run_can_match_is_not_compared_but_still_runs() -> None:
@@ -370,7 +376,7 @@ def test_names_from_the_module_are_kept_for_the_judge_to_resolve() -> None:
     assert found.tests == ["__doctest_example__('list(take(2, f([1, 2, 3])))', '[1, 2]')"]
 
 
-def test_docstrings_that_never_run_the_function_or_seed_randomness_give_nothing() -> None:
+def test_docstrings_that_never_run_the_function_or_set_process_state_give_nothing() -> None:
     never = _tests(
         """
         >>> callable(f)
@@ -383,7 +389,9 @@ def test_docstrings_that_never_run_the_function_or_seed_randomness_give_nothing(
     )
     assert (never.tests, never.reasons) == ([], {"skip_directive": 1, "never_calls": 2})
     seeded = _tests(">>> import random\n>>> random.seed(1)\n>>> f(3)\n2\n")
-    assert (seeded.tests, seeded.setup, seeded.reasons) == ([], "", {"seeded_random": 3})
+    assert (seeded.tests, seeded.setup, seeded.reasons) == ([], "", {"process_state": 3})
+    environ = _tests(">>> import os\n>>> os.environ['HOME'] = '/x'\n>>> f('~')\n'/x'\n")
+    assert (environ.tests, environ.reasons) == ([], {"process_state": 3})
     for runs in [">>> list(map(f, [1]))\n[2]\n", ">>> @f\n... def g(): pass\n"]:
         assert _tests(runs).tests  # passing f to a call or decorating with it runs it
 

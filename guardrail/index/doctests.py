@@ -13,13 +13,14 @@ An example with no output is a test too: doctest fails one that raises. ``>>> im
 Examples are skipped, never guessed at, each counted under a reason (`REASONS`): ``+SKIP``; a
 source that does not compile; an expected exception that is not an `Exception` (``SystemExit``);
 introspection whose answer differs between the real function and the judge's reference to it
-(``f.__name__``, ``help(f)``, a ``<function ...>`` repr); examples that read a name only a skipped
-example bound. Output that can never be compared (a memory address, a set of strings, whose order
-changes with every process) is not compared but the example still runs: later examples may need
-what it binds. A docstring that seeds a random generator is skipped whole (the judge's generator
-is not the candidate's), and so is one none of whose examples exercises the function: at least one
-must call it (for a method: it, or its class), or ``callable(f)`` would pass for any code.
-Names the examples read from the function's module (its helpers) are the judge's to resolve.
+(``f.__name__``, ``help(f)``, a ``<function ...>`` repr, the module's ``__file__``); examples that
+read a name only a skipped example bound. Output no run can match (a memory address; a set of
+strings, whose order changes with every process) is not compared, but the example still runs:
+later examples may need what it binds. A docstring that sets process state (a random seed, the
+environment, the working directory) is skipped whole: the judge's process is not the candidate's.
+So is one none of whose examples exercises the function: at least one must call it (for a
+method: it, or its class), or ``callable(f)`` would pass for any code. Names the examples read
+from the function's module (its helpers) are the judge's to resolve.
 """
 
 from __future__ import annotations
@@ -39,9 +40,10 @@ REASONS = {
     "skip_directive": "marked `# doctest: +SKIP`",
     "does_not_compile": "its source does not compile",
     "not_an_exception": "it expects an exception that is not an `Exception` (`SystemExit`)",
-    "introspection": "it inspects the function object (`f.__name__`, `help(f)`, its repr)",
+    "introspection": "it inspects the function or its module (`f.__name__`, `__file__`, `help(f)`)",
     "depends_on_skipped": "it reads a name only a skipped example binds",
-    "seeded_random": "the docstring seeds a random generator the candidate does not share",
+    "process_state": "the docstring sets process state (a random seed, the environment, the"
+    " directory) that the judge's process does not share with the candidate's",
     "never_calls": "no example of the docstring calls the function",
 }
 """Why an example was skipped, by the reason word `DoctestTests.reasons` counts."""
@@ -49,6 +51,7 @@ REASONS = {
 _FLAG_NAMES = {value: name for name, value in doctest.OPTIONFLAGS_BY_NAME.items()}
 _INTROSPECTION_CALLS = frozenset({"help", "dir", "vars", "id", "globals", "locals"})
 _PASSING_ONLY = frozenset({"callable", "type", "isinstance", "issubclass", "hasattr", "getattr"})
+_PROCESS_STATE_CALLS = frozenset({"seed", "chdir", "putenv", "unsetenv", "setlocale", "umask"})
 _ADDRESS = re.compile(r" at 0x[0-9A-Fa-f]+")
 _OBJECT_REPR = re.compile(r"<(function|bound method|built-in function|method) ")
 
@@ -83,8 +86,8 @@ def doctest_tests(
     for example in examples:
         state.take(example)
     kept = len(state.tests) + len(state.setup)
-    if state.seeds_random:
-        return DoctestTests(reasons={"seeded_random": len(examples)})
+    if state.sets_process_state:
+        return DoctestTests(reasons={"process_state": len(examples)})
     if kept and not state.exercised:
         return DoctestTests(reasons=dict(state.reasons + Counter(never_calls=kept)))
     if not state.exercised:
@@ -103,7 +106,7 @@ class _State:
         self.reasons: Counter[str] = Counter()
         self.called = False  # an example so far calls the function
         self.exercised = False  # ... and one at or after it is compared
-        self.seeds_random = False
+        self.sets_process_state = False
 
     def take(self, example: doctest.Example) -> None:
         source = example.source.removesuffix("\n")
@@ -113,7 +116,7 @@ class _State:
         except (SyntaxError, ValueError):
             self.reasons["does_not_compile"] += 1
             return
-        self.seeds_random |= any(_called_name(node) == "seed" for node in ast.walk(tree))
+        self.sets_process_state |= _sets_process_state(tree)
         reason = self._reason_to_skip(example, tree)
         if reason is not None:
             self.reasons[reason] += 1
@@ -158,6 +161,8 @@ class _State:
                 return True
             if isinstance(node, ast.Call) and _called_name(node) in _INTROSPECTION_CALLS:
                 return True
+            if isinstance(node, ast.Name) and node.id.startswith("__") and node.id.endswith("__"):
+                return True  # the module's __file__ or __name__: the judge's are not its
         return False
 
     def _calls(self, tree: ast.Module) -> bool:
@@ -222,6 +227,17 @@ def _unchecked(want: str) -> str:
         and any(isinstance(e, ast.Constant) and isinstance(e.value, str | bytes) for e in node.elts)
     )
     return "a set of strings, in an order that changes with every process" if any(strings) else ""
+
+
+def _sets_process_state(tree: ast.Module) -> bool:
+    """``random.seed(1)``, ``os.environ['X'] = ...``, ``os.chdir(...)``: state of the judge's
+    process, which the candidate's process (where the function runs) never sees."""
+    for node in ast.walk(tree):
+        if _called_name(node) in _PROCESS_STATE_CALLS:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "environ":
+            return True  # read or written: the candidate's environment is empty and its own
+    return False
 
 
 def _called_name(node: ast.AST) -> str:

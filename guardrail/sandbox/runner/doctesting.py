@@ -56,6 +56,10 @@ class Unjudged(BaseException):
     back). The judge reports it as a value it could not judge, never as the code's failure."""
 
 
+class _Mismatch(AssertionError):
+    """The example ran and showed, printed or raised something other than what was expected."""
+
+
 class _Session:
     """What a docstring's examples have bound so far, and what a fault left unknown."""
 
@@ -95,11 +99,14 @@ def doctest_example(
         raise Unjudged(f"not judged: it reads {names}, left unknown by an earlier fault")
     try:
         _run(namespace, source, want, options=options, raises=raises, unchecked=unchecked)
-    except Exception:  # judged (a mismatch, or the example raised): it ran
+    except _Mismatch:  # it ran to the end; what it showed was wrong
         session.bound |= binds
         session.unknown -= binds
         raise
-    except BaseException:  # a fault: what the example bound or passed is unknown from here on
+    except BaseException:
+        # It stopped part way, by a fault or an exception (which may carry a fault the judge
+        # met serving a callback): what it bound or passed is unknown from here on. Its own
+        # outcome still says what happened; an ERROR keeps the verdict failed.
         session.unknown |= binds | (reads & session.bound)
         raise
     session.bound |= binds
@@ -131,14 +138,12 @@ def _run(
             raise
         if _exception_matches(raises, exc, flags):
             return
-        raise AssertionError(
-            f"expected {_cap(raises)!r}, raised {_cap(exception_line(exc))!r}"
-        ) from exc
+        raise _Mismatch(f"expected {_cap(raises)!r}, raised {_cap(exception_line(exc))!r}") from exc
     got = printed.getvalue()
     if raises is not None:
-        raise AssertionError(f"expected {_cap(raises)!r}, nothing was raised; got {_cap(got)!r}")
+        raise _Mismatch(f"expected {_cap(raises)!r}, nothing was raised; got {_cap(got)!r}")
     if not unchecked and not check_output(want, got, flags):
-        raise AssertionError(f"expected {_cap(want)!r}, got {_cap(got)!r}")
+        raise _Mismatch(f"expected {_cap(want)!r}, got {_cap(got)!r}")
 
 
 def _names_of(source: str) -> tuple[set[str], set[str]]:
