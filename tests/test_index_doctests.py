@@ -392,7 +392,11 @@ def test_docstrings_that_never_run_the_function_or_set_process_state_give_nothin
     assert (seeded.tests, seeded.setup, seeded.reasons) == ([], "", {"process_state": 3})
     environ = _tests(">>> import os\n>>> os.environ['HOME'] = '/x'\n>>> f('~')\n'/x'\n")
     assert (environ.tests, environ.reasons) == ([], {"process_state": 3})
-    for runs in [">>> list(map(f, [1]))\n[2]\n", ">>> @f\n... def g(): pass\n"]:
+    for runs in [
+        ">>> list(map(f, [1]))\n[2]\n",
+        ">>> @f\n... def g(): pass\n",
+        ">>> class C:\n...     x = f(__doc__)\n",  # a class body's own __doc__, not the module's
+    ]:
         assert _tests(runs).tests  # passing f to a call or decorating with it runs it
 
 

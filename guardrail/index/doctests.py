@@ -161,9 +161,7 @@ class _State:
                 return True
             if isinstance(node, ast.Call) and _called_name(node) in _INTROSPECTION_CALLS:
                 return True
-            if isinstance(node, ast.Name) and node.id.startswith("__") and node.id.endswith("__"):
-                return True  # the module's __file__ or __name__: the judge's are not its
-        return False
+        return bool(_module_dunders(tree))  # __file__, __name__: the judge's are not the module's
 
     def _calls(self, tree: ast.Module) -> bool:
         """Whether the example runs the function: calls it (or its class, for a method),
@@ -227,6 +225,15 @@ def _unchecked(want: str) -> str:
         and any(isinstance(e, ast.Constant) and isinstance(e.value, str | bytes) for e in node.elts)
     )
     return "a set of strings, in an order that changes with every process" if any(strings) else ""
+
+
+def _module_dunders(node: ast.AST) -> set[str]:
+    """Dunder names read outside class bodies (in one, ``__doc__`` is the class's own)."""
+    if isinstance(node, ast.ClassDef):
+        return set()
+    dunder = isinstance(node, ast.Name) and node.id.startswith("__") and node.id.endswith("__")
+    own = {node.id} if isinstance(node, ast.Name) and dunder else set()
+    return own.union(*(_module_dunders(child) for child in ast.iter_child_nodes(node)))
 
 
 def _sets_process_state(tree: ast.Module) -> bool:
