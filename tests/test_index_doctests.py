@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import doctest
 import itertools
+import shutil
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -547,3 +548,37 @@ def test_examples_after_one_the_judge_could_not_judge_are_unverifiable_not_faile
     assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, "unserialisable")
     assert [t.outcome for t in verdict.tests][2] == "ERROR:Unserialisable"  # p.x: not a guess
     assert "left unknown by an earlier fault" in verdict.tests[2].detail
+
+
+def _fidelity_bench() -> Any:
+    import importlib.util
+
+    path = Path(__file__).parent.parent / "bench" / "doctest_fidelity.py"
+    spec = importlib.util.spec_from_file_location("doctest_fidelity", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.docker
+def test_the_fidelity_bench_finds_no_violation_and_would_see_one(
+    docker_sandbox: object, tmp_path: Path
+) -> None:
+    """bench/doctest_fidelity.py on the sample package: the real doctest runner and the stored
+    tests agree on every function; a docstring no real run passes is told apart from the rest."""
+    from guardrail.sandbox.image import default_image
+
+    bench = _fidelity_bench()
+    package = tmp_path / "pocketlib"
+    shutil.copytree(CODEBASE / "pocketlib", package)
+    wrong = "\n\ndef wrong():\n    '''\n    >>> wrong()\n    2\n    '''\n    return 1\n"
+    (package / "arith.py").write_text((package / "arith.py").read_text() + wrong)
+    rows = bench.run_in_container(default_image(), package, bench.extract(package))
+    line, violations = bench.summarise("pocketlib", rows)
+    assert violations == []
+    by_name = {row["qualified_name"]: row for row in rows}
+    assert by_name["wrong"]["real"] == {"attempted": 1, "failed": 1}
+    assert by_name["wrong"]["ours"]["outcomes"] == ["FAIL: expected '2\\n', got '1\\n'"]
+    assert "real doctest passes 15; of those 15 have tests, 15 pass all" in line
