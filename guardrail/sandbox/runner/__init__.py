@@ -7,8 +7,9 @@ This package is sent to each long-lived sandbox container at start-up as one arc
 on one side, rebuilt on the other), `identity` (what copies would hide), `candidate` (load),
 `handles` (the candidate's side of the channel: handles, callbacks, printed output), `remote`
 (the judge's proxies of candidate objects, and the tests' names), `calls` (the judge's side of
-the channel), `judge`, `privilege` (uid and rlimits), `seccomp` (the IPC filter), `zygote`,
-`cleanup`, `erase` (unbreakable deletes), `supervisor`, `boot`.
+the channel), `judge`, `doctesting` (a doctest example, run in the judge), `privilege` (uid and
+rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase` (unbreakable deletes),
+`supervisor`, `boot`.
 
 What it defends against (the candidate is hostile; the tests and this package are trusted):
 

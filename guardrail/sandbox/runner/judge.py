@@ -26,6 +26,7 @@ from typing import Any
 
 from .calls import Calls, Fault, lacks_context
 from .codec import message_of
+from .doctesting import Unjudged, doctest_example, example_sources
 from .exceptions import safe_name
 from .framing import ChannelClosed, read_frame
 from .remote import Names, RemoteHandle
@@ -81,7 +82,11 @@ class Judge(Calls):
         try:
             names = Names(self._lookup, _bound_by(_nodes(job)))
             names["__import__"] = self._importer({n.partition(".")[0] for n in shipped}, shipped)
-            namespace: dict[str, Any] = {"__name__": "__judge__", "__builtins__": names}
+            namespace: dict[str, Any] = {
+                "__name__": "__judge__",
+                "__builtins__": names,
+                "__doctest_example__": doctest_example,
+            }
             exec(compile(job["setup"], "<setup>", "exec"), namespace)
         except BaseException as exc:
             return make_report("error", "setup_error", f"the spec's setup raised {exc!r}"[:2000])
@@ -146,6 +151,8 @@ class Judge(Calls):
             exec(compile(test, "<test>", "exec"), namespace)
         except Fault:
             pass
+        except Unjudged as exc:  # an earlier example's fault left it nothing to judge
+            return _outcome(test, "unserialisable", message_of(exc, 500))
         except AssertionError as exc:
             outcome.update(outcome="FAIL", detail=message_of(exc, 500))
         except ModuleNotFoundError as exc:  # the test's own import: this image lacks it
@@ -170,7 +177,10 @@ def _outcome(test: str, kind: str, detail: str) -> dict[str, Any]:
 
 
 def _nodes(job: dict[str, Any]) -> list[ast.AST]:
-    return [node for text in [job["setup"], *job["tests"]] for node in ast.walk(ast.parse(text))]
+    """Every node of the setup and tests, and of the doctest examples the tests carry as text."""
+    trees = [ast.parse(text) for text in [job["setup"], *job["tests"]]]
+    trees += [ast.parse(source) for tree in trees for source in example_sources(tree)]
+    return [node for tree in trees for node in ast.walk(tree)]
 
 
 def _bound_by(nodes: list[ast.AST]) -> set[str]:
