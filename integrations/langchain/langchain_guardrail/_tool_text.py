@@ -77,8 +77,11 @@ def _head(quoted: str, documents: Sequence[Document], yours: str, tested: bool) 
             + "; ".join(lives)
             + ". Import it from there rather than writing it again, and test it where it lives."
         )
-    sources = {str(_verdict(d).get("spec_source", "none")) for d in documents}
-    tried = " or ".join(_THEIR.get(s, yours) for s in sorted(sources) if s != "none")
+    tried = " or ".join(
+        _THEIR.get(source, yours)
+        for source in sorted({str(_verdict(d).get("spec_source", "none")) for d in documents})
+        if source != "none"
+    )
     return (
         f"Nothing could be verified for {quoted}: no retrieved code ran and passed "
         f"{tried or 'any tests (none were available)'}. Do not use unverified code as a"

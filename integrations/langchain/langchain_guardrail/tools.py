@@ -25,6 +25,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.v1 import ValidationError as ValidationErrorV1
 
 from guardrail.errors import SpecError, UnavailableError
 from guardrail.safetext import one_line
@@ -48,7 +49,7 @@ class GuardedCodeSearchInput(BaseModel):
     )
 
 
-def _bad_arguments(error: ValidationError) -> str:
+def _bad_arguments(error: ValidationError | ValidationErrorV1) -> str:
     """What the LLM is told when its arguments do not fit `GuardedCodeSearchInput`."""
     problems = "; ".join(
         f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}"
@@ -83,7 +84,9 @@ class GuardedCodeSearchTool(BaseTool):
     handle_tool_error: bool | str | Callable[[ToolException], str] | None = True
     """On by default: bad tests and an unavailable sandbox or index become the tool's message
     instead of an exception that ends the agent's run."""
-    handle_validation_error: bool | str | Callable[[ValidationError], str] | None = _bad_arguments
+    handle_validation_error: (
+        bool | str | Callable[[ValidationError | ValidationErrorV1], str] | None
+    ) = _bad_arguments
     """On by default: arguments that do not fit the schema become a message naming them."""
 
     def _run(

@@ -29,7 +29,7 @@ FINAL_ANSWER = "I will use the verified chunk function."
 class ScriptedChatModel(FakeMessagesListChatModel):
     """LangChain's fake chat model, accepting tools as a tool-calling agent binds them."""
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
         return self
 
 

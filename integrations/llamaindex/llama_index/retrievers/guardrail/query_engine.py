@@ -12,9 +12,13 @@ instead (`nothing_verified`), without calling the LLM; when nodes are kept it is
 
 from __future__ import annotations
 
+from collections.abc import Generator
+
 from llama_index.core.base.response.schema import RESPONSE_TYPE, Response, StreamingResponse
 from llama_index.core.callbacks import CBEventType, EventPayload
-from llama_index.core.instrumentation import get_dispatcher
+
+# Core's own path to it (it re-exports the function without listing it for type checkers).
+from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
@@ -80,5 +84,9 @@ class GuardedQueryEngine(RetrieverQueryEngine):
         message = nothing_verified(query_bundle)
         # A streaming synthesizer's caller reads response_gen: give it the sentence that way.
         if getattr(self._response_synthesizer, "_streaming", False):
-            return StreamingResponse(response_gen=iter([message]), source_nodes=nodes)
+            return StreamingResponse(response_gen=_once(message), source_nodes=nodes)
         return Response(message, source_nodes=nodes)
+
+
+def _once(text: str) -> Generator[str, None, None]:
+    yield text
