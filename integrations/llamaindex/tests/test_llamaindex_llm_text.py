@@ -77,6 +77,7 @@ def test_llm_reads_each_verdict_and_what_it_was_judged_against_without_noise(
     assert f"{VERDICT_TEXT_KEY}: VERIFIED against the query's tests: passed 5/5" in asked
     for prompt in (own, asked):
         assert "def clamp(value, low, high):" in prompt
+        assert prompt.index(VERDICT_TEXT_KEY) < prompt.index("qualified_name: clamp")
         assert "module: clamplib.numbers" in prompt
         assert "file: clamplib/numbers.py" in prompt
         # Noise left out: the verdict dict, the hash, the stored tests, the paths, duplicates.

@@ -51,7 +51,7 @@ def _calls(*tests: list[str]) -> list[BaseMessage]:
     return [*calls, AIMessage(content=FINAL_ANSWER)]
 
 
-def _run_agent(tool: GuardedCodeSearchTool, script: list[BaseMessage]) -> dict[str, Any]:
+def _executor(tool: GuardedCodeSearchTool, script: list[BaseMessage]) -> AgentExecutor:
     prompt = ChatPromptTemplate.from_messages(
         [
             ("system", "Find verified code with the tool."),
@@ -60,8 +60,14 @@ def _run_agent(tool: GuardedCodeSearchTool, script: list[BaseMessage]) -> dict[s
         ]
     )
     agent = create_tool_calling_agent(ScriptedChatModel(responses=script), [tool], prompt)
-    executor = AgentExecutor(agent=agent, tools=[tool], return_intermediate_steps=True)
-    return executor.invoke({"input": "I need a function that splits a list into chunks"})
+    return AgentExecutor(agent=agent, tools=[tool], return_intermediate_steps=True)
+
+
+REQUEST = {"input": "I need a function that splits a list into chunks"}
+
+
+def _run_agent(tool: GuardedCodeSearchTool, script: list[BaseMessage]) -> dict[str, Any]:
+    return _executor(tool, script).invoke(REQUEST)
 
 
 UNPARSEABLE = ["assert chunk([1, 2, 3], 2 == [[1, 2], [3]]"]
@@ -93,15 +99,20 @@ def test_agent_survives_bad_tests_and_gets_verified_code_with_good_ones(
     assert "[1] VERIFIED against your tests: passed 3/3 - chunk" in good
 
 
-def test_agent_is_told_when_the_docker_engine_is_missing(
-    near_clone_index: CodeIndex, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_agent_is_told_when_the_docker_engine_is_missing(
+    near_clone_index: CodeIndex, monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
     """A real sandbox whose engine socket does not exist: the agent is told, the run goes on."""
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     gate = Gate(DockerSandbox(pool_size=1), cache=False)
     try:
         tool = GuardedCodeSearchTool(retriever=GuardedRetriever(base=near_clone_index, gate=gate))
-        result = _run_agent(tool, _calls(list(CHUNK.tests)))
+        executor = _executor(tool, _calls(list(CHUNK.tests)))
+        if mode == "invoke":
+            result = executor.invoke(REQUEST)
+        else:
+            result = await executor.ainvoke(REQUEST)
     finally:
         gate.close()
 

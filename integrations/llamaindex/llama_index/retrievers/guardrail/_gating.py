@@ -174,7 +174,8 @@ def _with_verdict(
     # for programs reading the metadata; the LLM reads its line, and neither is embedded.
     inner = node.node
     shown = public_metadata(inner.metadata, include_paths=include_paths)
-    metadata = {**shown, VERDICT_TEXT_KEY: describe(verdict, shown), METADATA_KEY: verdict}
+    # The verdict's line first: LlamaIndex writes metadata in its order above the code.
+    metadata = {VERDICT_TEXT_KEY: describe(verdict, shown), **shown, METADATA_KEY: verdict}
     noise = [key for key in LLM_NOISE_KEYS if key in metadata]
     copy = inner.model_copy(
         update={
