@@ -122,9 +122,8 @@ def _tool_exception(exc: SpecError | UnavailableError, tool: str) -> ToolExcepti
     if isinstance(exc, SpecError):
         return ToolException(
             f"Your tests could not be used, so nothing ran: {problem}. Fix them and call {tool}"
-            " again: give a list of Python statements, each an assert that calls the function"
-            " you need by name, e.g. \"assert slugify('Hello World') == 'hello-world'\" (at most"
-            " 256 KiB in all), or call it without tests."
+            " again (a list of Python statements, each an assert that calls the function you"
+            " need by name; at most 256 KiB in all), or call it without tests."
         )
     hint = f" ({one_line(exc.hint)})" if exc.hint else ""
     return ToolException(
