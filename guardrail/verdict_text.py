@@ -23,7 +23,8 @@ from guardrail.verdict import Reason
 __all__ = ["describe", "is_verified", "lacks_context", "missing_package", "where_it_lives"]
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\Z")
-_NO_MODULE = re.compile(r"No module named '([A-Za-z_]\w*)")
+# ModuleNotFoundError's own words, or a judge's message quoting the module (as the sandbox's hint).
+_NO_MODULE = re.compile(r"(?:No module named|module) '([A-Za-z_]\w*)")
 _LACKING = frozenset({Reason.MISSING_CONTEXT.value, Reason.MISSING_DEPENDENCY.value})
 _MESSAGE_LIMIT = 300
 
@@ -105,7 +106,10 @@ def describe(
     elif reason == Reason.MISSING_DEPENDENCY.value:
         package = missing_package(verdict)
         needs = f"the package {one_line(repr(package))}" if package else "a package"
-        line = f"UNVERIFIED (missing_dependency): it needs {needs}, which the sandbox lacks"
+        line = (
+            f"UNVERIFIED (missing_dependency): it needs {needs}, which the sandbox lacks (an"
+            " image with it: `guardrail sandbox build --requirements FILE`)"
+        )
     elif source == SpecSource.NONE.value:
         return "UNVERIFIED: judged against nothing (no tests were given and none are stored)"
     else:

@@ -61,14 +61,17 @@ def test_missing_context_points_to_the_import() -> None:
 
 def test_missing_dependency_names_the_package_from_the_message_or_a_test_detail() -> None:
     details = {"tests": [{"test": "t", "outcome": "ERROR:x", "detail": "No module named 'yaml'"}]}
-    for extra in ({"message": "ModuleNotFoundError: No module named 'numpy.core'"}, details):
+    hint = "ModuleNotFoundError: No module named 'numpy.core'; to judge it, add ..."
+    for extra in ({"message": hint}, details):
         verdict = _verdict("unverifiable", "missing_dependency", "query", **extra)
         assert lacks_context(verdict)
         package = "numpy" if "message" in extra else "yaml"
         assert missing_package(verdict) == package
-        assert f"it needs the package '{package}', which the sandbox lacks" in describe(
-            verdict, MODULE
+        assert f"it needs the package '{package}', which the sandbox lacks (an image with it:" in (
+            describe(verdict, MODULE)
         )
+    quoted = _verdict("unverifiable", "missing_dependency", "query", message="module 'yaml' ...")
+    assert missing_package(quoted) == "yaml"
     unnamed = _verdict("unverifiable", "missing_dependency", "query")
     assert "it needs a package, which the sandbox lacks" in describe(unnamed, {})
 

@@ -79,7 +79,8 @@ def test_a_missing_package_is_named_and_a_file_stands_in_for_a_module() -> None:
     title = render_for_llm("mean", [lacking], tests=["assert mean([1]) == 1"]).splitlines()[2]
     assert title.startswith(
         "[1] UNVERIFIED (missing_dependency): it needs the package 'numpy', which the sandbox"
-        " lacks; it lives at `mean in pkg/stats.py`"
+        " lacks (an image with it: `guardrail sandbox build --requirements FILE`); it lives at"
+        " `mean in pkg/stats.py`"
     )
 
 
