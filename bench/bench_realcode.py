@@ -108,9 +108,9 @@ def candidate_of(snippet: Snippet, code: str | None = None) -> Candidate:
 
 
 def stored_verdicts(
-    index_dir: Path, collection: str, image: str
-) -> dict[tuple[str, str, int], Any]:
-    """``guardrail verify --stored --json`` rows by (file, qualified_name, line)."""
+    index_dir: Path, collection: str, image: str, root: Path
+) -> dict[tuple[str, int], Any]:
+    """``guardrail verify --stored --json`` rows by (``module:qualified_name``, first line)."""
     done = guardrail_cli(
         "verify",
         "--stored",
@@ -126,7 +126,14 @@ def stored_verdicts(
     if done.returncode not in (0, 1):
         raise RuntimeError(f"verify --stored exited {done.returncode}: {done.stderr[-2000:]}")
     rows = json.loads(done.stdout)["snippets"]
-    return {(row["file"], row["qualified_name"], row["line"]): row for row in rows}
+    return {
+        (snippet_key(row["file"], row["qualified_name"], row.get("module"), root), _line(row)): row
+        for row in rows
+    }
+
+
+def _line(row: dict[str, Any]) -> int:
+    return int(row.get("line", row.get("start_line", 0)))
 
 
 def index_dir_for(cache: Path, name: str, version: str) -> Path:
@@ -161,7 +168,7 @@ def run_library(
     result.seconds["index"] = time.perf_counter() - started
     index = CodeIndex(name, path=index_dir, embedding_function=args.embedding, create=False)
     snippets = list(index.snippets())
-    keys = [snippet_key(s.file, s.qualified_name, s.extra.get("module"), root) for s in snippets]
+    keys = [_candidate_key(candidate_of(s), root) for s in snippets]
     log(f"{name}=={version}: {len(snippets)} snippets indexed")
 
     mark = time.perf_counter()
@@ -170,10 +177,10 @@ def run_library(
     result.seconds["ground_truth"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
-    rows = stored_verdicts(index_dir, name, args.image)
+    rows = stored_verdicts(index_dir, name, args.image, root)
     result.seconds["verify_stored"] = time.perf_counter() - mark
     for n, (snippet, key) in enumerate(zip(snippets, keys, strict=True)):
-        row = rows[(snippet.file, snippet.qualified_name, snippet.start_line)]
+        row = rows[(key, snippet.start_line)]
         result.functions.append(
             FunctionRecord(key, real[str(n)].outcome, row["status"], row["reason"])
         )
