@@ -40,6 +40,7 @@ from realcode.results import (
     LibraryResult,
     MutantRecord,
     QueryRecord,
+    combined,
     markdown_tables,
     records,
     summarize,
@@ -308,12 +309,18 @@ def main() -> int:
         for name in libraries:
             results.append(run_library(name, SDISTS[name], args, queries, Path(work)))
     summaries = [summarize(r) for r in results]
+    if len(results) > 1:
+        summaries.append(summarize(combined(results)))
     out = args.out or args.cache / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({r.library: records(r) for r in results}, indent=1))
+    payload: dict[str, Any] = {r.library: records(r) for r in results}
+    payload["summaries"] = summaries
+    out.write_text(json.dumps(payload, indent=1))
     print(markdown_tables(summaries))
-    for s in summaries:
+    for s in summaries[: len(results)]:  # the combined row's lists repeat the libraries'
         print(f"\n{s['library']}: real-doctest-passing functions: {s['verdicts_of_passing']}")
+        print(f"  all snippets: {s['verdicts_all']}")
+        print(f"  equivalent mutants guardrail verified: {s['mutants_equivalent_verified']}")
         for label in (
             "correct_failed",
             "mutants_verified_while_real_fails",

@@ -20,6 +20,7 @@ from realcode.results import (
     LibraryResult,
     MutantRecord,
     QueryRecord,
+    combined,
     markdown_tables,
     summarize,
 )
@@ -114,6 +115,19 @@ def test_markdown_tables_have_a_column_per_reason_and_consistent_rows() -> None:
     assert row["correct failed"] == "1"
     second = [line for line in lines if line.startswith("| lib |")]
     assert second[0].endswith("| 12 |")  # wall seconds, rounded
+
+
+def test_combined_row_adds_libraries_up() -> None:
+    other = library()
+    other.library = "other"
+    other.functions = [FunctionRecord("n:a", "pass", "verified", "passed")]
+    total = summarize(combined([library(), other]))
+    assert total["library"] == "all"
+    assert (total["real_passing"], total["verified_of_passing"]) == (5, 2)
+    assert total["verified_pct"] == 40.0
+    assert total["mutants"] == 8
+    assert total["queries_valid"] == 8
+    assert total["seconds"]["total"] == round(2 * 12.34, 1)
 
 
 def test_empty_library_does_not_divide_by_zero() -> None:

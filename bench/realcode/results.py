@@ -16,6 +16,7 @@ __all__ = [
     "LibraryResult",
     "MutantRecord",
     "QueryRecord",
+    "combined",
     "markdown_tables",
     "records",
     "summarize",
@@ -115,6 +116,18 @@ def summarize(result: LibraryResult) -> dict[str, Any]:
         ),
         "seconds": {key: round(value, 1) for key, value in result.seconds.items()},
     }
+
+
+def combined(results: list[LibraryResult]) -> LibraryResult:
+    """Every library's records as one (keys name their module, so they never collide)."""
+    total = LibraryResult(library="all", version="")
+    for result in results:
+        total.functions += result.functions
+        total.mutants += result.mutants
+        total.queries += result.queries
+        for key, seconds in result.seconds.items():
+            total.seconds[key] = total.seconds.get(key, 0.0) + seconds
+    return total
 
 
 def records(result: LibraryResult) -> dict[str, Any]:
