@@ -251,7 +251,9 @@ def agent_queries(
         retrieved = index.search(query.query, k=args.fetch_k)
         keys = [_candidate_key(c, root) for c in retrieved]
         specs = [resolve(c, list(query.tests)).spec for c in retrieved]
+        mark = time.perf_counter()
         gated = gate.gate(retrieved, specs)
+        seconds = time.perf_counter() - mark
         judged = gated.judged
         top = gated.kept[0] if gated.kept else None
         rank = keys.index(query.expect) + 1 if query.expect in keys else None
@@ -268,6 +270,7 @@ def agent_queries(
                 expect_status=f"{expected.status.value}/{expected.reason.value}"
                 if expected
                 else None,
+                gate_seconds=seconds,
             )
         )
     return out

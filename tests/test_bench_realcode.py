@@ -30,7 +30,7 @@ from guardrail.index import split_python_source
 
 
 def query_record(query: str, ungated: str, gated: str, status: str = "verified") -> QueryRecord:
-    return QueryRecord(query, "m:f", True, ungated, gated, status, 1, "verified/passed")
+    return QueryRecord(query, "m:f", True, ungated, gated, status, 1, "verified/passed", 0.5)
 
 
 def library() -> LibraryResult:
@@ -97,6 +97,7 @@ def test_summary_queries_worse_better_and_harm() -> None:
     assert summary["gate_worse"] == ["worse"]
     assert summary["gate_better"] == ["better"]
     assert summary["unrelated_verified"] == ["worse -> m:x"]  # unverifiable top is no harm
+    assert summary["gate_s_per_query"] == 0.5  # the median: the bad-tests query took 0 s
 
 
 def cells(line: str) -> list[str]:
@@ -114,7 +115,7 @@ def test_markdown_tables_have_a_column_per_reason_and_consistent_rows() -> None:
     assert row["% verified"] == "25.0"
     assert row["correct failed"] == "1"
     second = [line for line in lines if line.startswith("| lib |")]
-    assert second[0].endswith("| 12 |")  # wall seconds, rounded
+    assert second[0].endswith("| 0.50 | 12 |")  # gate seconds per query; wall seconds, rounded
 
 
 def test_combined_row_adds_libraries_up() -> None:

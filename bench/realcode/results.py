@@ -7,6 +7,7 @@ show up in the counts without a change here.
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -59,6 +60,7 @@ class QueryRecord:
     gated_top_status: str | None
     expect_rank: int | None  # 1-based among the fetch_k retrieved; None: not retrieved
     expect_status: str | None  # the gate's verdict on the intended function, status/reason
+    gate_seconds: float = 0.0  # wall time of the gate judging the fetch_k retrieved
 
 
 @dataclass(slots=True)
@@ -80,6 +82,7 @@ def summarize(result: LibraryResult) -> dict[str, Any]:
     real_fails = [m for m in mutants if m.real != "pass"]
     valid = [q for q in result.queries if q.tests_valid]
     ungated = {q.query for q in valid if q.ungated_top == q.expect}
+    gate_times = [q.gate_seconds for q in result.queries]
     gated = {q.query for q in valid if q.gated_top == q.expect}
     return {
         "library": result.library,
@@ -114,6 +117,7 @@ def summarize(result: LibraryResult) -> dict[str, Any]:
             for q in valid
             if q.gated_top_status == VERIFIED and q.gated_top != q.expect
         ),
+        "gate_s_per_query": round(statistics.median(gate_times), 2) if gate_times else 0.0,
         "seconds": {key: round(value, 1) for key, value in result.seconds.items()},
     }
 
@@ -154,20 +158,21 @@ def markdown_tables(summaries: list[dict[str, Any]]) -> str:
     head += [*reasons, "correct failed"]
     lines = [_row(head), _row(["---"] * len(head))]
     for s in summaries:
-        cells = [f"{s['library']} {s['version']}", s["indexed"], s["with_doctests"]]
+        cells = [f"{s['library']} {s['version']}".strip(), s["indexed"], s["with_doctests"]]
         cells += [s["real_passing"], s["verified_of_passing"], f"{s['verified_pct']:.1f}"]
         cells += [s["verdicts_of_passing"].get(key, 0) for key in reasons]
         lines.append(_row([*cells, len(s["correct_failed"])]))
     head2 = ["library", "mutants", "real fails", "verified while real fails", "equivalent"]
     head2 += ["queries (valid)", "top-1 ungated", "top-1 gated", "gate worse", "gate better"]
-    head2 += ["unrelated verified", "wall s"]
+    head2 += ["unrelated verified", "gate s/query (median)", "wall s"]
     lines += ["", _row(head2), _row(["---"] * len(head2))]
     for s in summaries:
         cells = [s["library"], s["mutants"], s["mutants_real_fails"]]
         cells += [len(s["mutants_verified_while_real_fails"]), s["mutants_equivalent"]]
         cells += [f"{s['queries']} ({s['queries_valid']})", s["top1_ungated"], s["top1_gated"]]
         cells += [len(s["gate_worse"]), len(s["gate_better"]), len(s["unrelated_verified"])]
-        lines.append(_row([*cells, f"{s['seconds'].get('total', 0):.0f}"]))
+        cells += [f"{s['gate_s_per_query']:.2f}", f"{s['seconds'].get('total', 0):.0f}"]
+        lines.append(_row(cells))
     return "\n".join(lines)
 
 
