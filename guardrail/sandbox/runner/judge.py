@@ -95,8 +95,9 @@ class Judge(Calls):
             namespace[str(name)] = RemoteHandle(self, {"global": str(target)})
         tests = [self._run_test(test, namespace) for test in job["tests"]]
         offered = hello.get("functions")
+        offered = offered if type(offered) is list else []  # `in 5` would crash the judge
         alias = hello.get("alias")
-        if not (isinstance(alias, str) and alias.isidentifier() and alias in (offered or [])):
+        if not (isinstance(alias, str) and alias.isidentifier() and alias in offered):
             alias = None  # the candidate's word; kept only when it names a real function
         report = make_report(*_status_of(tests), alias=alias)
         report["tests"] = tests
