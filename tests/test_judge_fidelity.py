@@ -54,6 +54,13 @@ CASES = {
         ],
         "def find_route(start, goal):\n    return [start, goal]\n",
     ),
+    "match_captures_are_the_tests_own_names": (
+        [
+            "match parse_point('3,4'):\n    case (x, y):\n        pass\n    case _:\n"
+            "        pass\nassert (x, y) == (3, 4)"
+        ],
+        "def parse_point(text):\n    return tuple(int(part) for part in text.split(','))\n",
+    ),
 }
 
 
@@ -165,3 +172,4 @@ def test_an_argument_returned_as_itself_is_the_tests_own_object(gate: Gate) -> N
     )
     (verdict,) = gate.verify(["def sort_in_place(xs):\n    xs.sort()\n    return xs\n"], spec)
     assert verdict.status is Status.VERIFIED, verdict
+

@@ -185,7 +185,8 @@ def _nodes(job: dict[str, Any]) -> list[ast.AST]:
 
 
 def _bound_by(nodes: list[ast.AST]) -> set[str]:
-    """Names the test code binds: assignment and loop targets, ``as`` names, defs, imports."""
+    """Names the test code binds: assignment and loop targets, ``as`` names, defs, imports,
+    match captures."""
     bound: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
@@ -198,6 +199,10 @@ def _bound_by(nodes: list[ast.AST]) -> set[str]:
             bound.add((node.asname or node.name).split(".")[0])
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:  # ``case (x, y):``
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:  # ``case {**rest}:``
+            bound.add(node.rest)
     return bound
 
 
