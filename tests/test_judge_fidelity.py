@@ -61,6 +61,10 @@ CASES = {
         ],
         "def parse_point(text):\n    return tuple(int(part) for part in text.split(','))\n",
     ),
+    "stop_answers_a_global_lookup": (
+        ["assert volume(2) == 8", "assert all(map(lambda x: cube(x) == x ** 3, range(1, 4)))"],
+        "def volume(side):\n    return side ** 3\n\n\ndef cube(x):\n    return x ** 3\n",
+    ),
 }
 
 
@@ -173,3 +177,18 @@ def test_an_argument_returned_as_itself_is_the_tests_own_object(gate: Gate) -> N
     (verdict,) = gate.verify(["def sort_in_place(xs):\n    xs.sort()\n    return xs\n"], spec)
     assert verdict.status is Status.VERIFIED, verdict
 
+
+def test_a_stop_ends_only_an_iteration(gate: Gate) -> None:
+    """An attribute that raises StopIteration would end the test's ``map()`` early (``all`` of
+    nothing is True): as for a call, it is the candidate's exception, never the end of the
+    test's iteration (before: `verified`)."""
+    spec = Spec.from_tests(["assert all(map(lambda item: item.ok, items(2)))"])
+    wrong = (
+        "class Item:\n    @property\n    def ok(self):\n        raise StopIteration\n\n\n"
+        "def items(n):\n    return [Item() for _ in range(n)]\n"
+    )
+    honest = wrong.replace("raise StopIteration", "return True")
+    bad, right = gate.verify([wrong, honest], spec)
+    assert bad.status is Status.FAILED, bad
+    assert bad.tests[0].outcome == "ERROR:StopIteration", bad
+    assert right.status is Status.VERIFIED, right

@@ -33,6 +33,7 @@ from .handles import MAX_PRINTED, plain_or_none, stop_arguments
 from .remote import JudgeObjects, RemoteHandle
 
 _MALFORMED = (KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError)
+_STOP_ITERATION = {"type": "StopIteration", "bases": ["StopIteration", "Exception"], "message": ""}
 
 
 class Fault(BaseException):
@@ -148,7 +149,7 @@ class Calls:
     def operate(self, op: str, target: dict[str, Any], *args: Any) -> Any:
         """One operation on a candidate object (attribute, item, iteration, length...)."""
         request = {"op": op, "target": target, "args": [self.out_value(a) for a in args]}
-        return self._answer(self.exchange(request))
+        return self._answer(self.exchange(request), iterating=op == "next")
 
     def import_module(self, name: str) -> Any:
         """The candidate's module ``name`` (imported there, never here), as a remote module."""
@@ -156,9 +157,15 @@ class Calls:
             self.modules[name] = self._answer(self.exchange({"op": "import", "name": name}))
         return self.modules[name]
 
-    def _answer(self, reply: dict[str, Any]) -> Any:
+    def _answer(self, reply: dict[str, Any], *, iterating: bool = False) -> Any:
+        """The value of an operation's reply. A "stop" ends an iteration only as the answer to
+        ``next``: answering a global's lookup, an attribute, an item or a length with it would
+        raise StopIteration in the test, silently ending its ``all(map(...))`` early (verified);
+        there it is the candidate's exception, a stand-in as for calls (`rebuild_exception`)."""
         if "stop" in reply:
-            raise StopIteration(*stop_arguments(reply["stop"]))
+            if iterating:
+                raise StopIteration(*stop_arguments(reply["stop"]))
+            raise rebuild_exception(_STOP_ITERATION)
         raised = self._raised(reply)
         if raised is not None:
             raise raised
