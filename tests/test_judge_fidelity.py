@@ -192,3 +192,19 @@ def test_a_stop_ends_only_an_iteration(gate: Gate) -> None:
     assert bad.status is Status.FAILED, bad
     assert bad.tests[0].outcome == "ERROR:StopIteration", bad
     assert right.status is Status.VERIFIED, right
+
+
+def test_a_fault_in_the_setup_keeps_its_own_verdict(gate: Gate) -> None:
+    """The setup reaches the candidate when it calls it, reads its globals or imports its
+    package: what the judge found there (a missing helper, a candidate that exited) is that
+    fault's verdict, never ``setup_error``, which says the spec is broken (before: it was)."""
+    spec = Spec.from_tests(["assert BASE == 2 and f(3) == 5"], setup="BASE = f(0)")
+    lacks_helper = "def f(x):\n    return helper(x) + 2\n"
+    exits = "import os\n\n\ndef f(x):\n    os._exit(3)\n"
+    missing, exited, right = gate.verify(
+        [lacks_helper, exits, "def f(x):\n    return x + 2\n"], spec
+    )
+    assert (missing.status, missing.reason) == (Status.UNVERIFIABLE, Reason.MISSING_CONTEXT)
+    assert "helper" in missing.message, missing
+    assert (exited.status, exited.reason) == (Status.ERROR, Reason.CANDIDATE_EXITED), exited
+    assert right.status is Status.VERIFIED, right

@@ -88,6 +88,10 @@ class Judge(Calls):
                 "__doctest_example__": doctest_example,
             }
             exec(compile(job["setup"], "<setup>", "exec"), namespace)
+        except Fault:  # the setup reached the candidate (a context import, a module global)
+            kind, detail = self.last_fault or (self.fault or "protocol_violation", "")
+            status, reason, message = _status_of([_outcome("<setup>", kind, detail)])
+            return make_report(status, reason, f"in the setup: {message}")
         except BaseException as exc:
             return make_report("error", "setup_error", f"the spec's setup raised {exc!r}"[:2000])
         bind = job.get("bind") or {job["entry_point"]: job["entry_point"]}
