@@ -208,3 +208,22 @@ def test_a_fault_in_the_setup_keeps_its_own_verdict(gate: Gate) -> None:
     assert "helper" in missing.message, missing
     assert (exited.status, exited.reason) == (Status.ERROR, Reason.CANDIDATE_EXITED), exited
     assert right.status is Status.VERIFIED, right
+
+
+def test_values_too_large_to_cross_are_unserialisable_never_the_candidates_error(
+    gate: Gate,
+) -> None:
+    """Over the channel's 16 MiB frame limit: the test's argument made the candidate exit on a
+    frame it refused (``candidate_exited``), the candidate's result was a ``protocol_violation``,
+    and each ended every later test. Now both are values that cannot cross; the rest is judged."""
+    spec = Spec.from_tests(
+        [
+            "assert count('x' * 17_000_000) == 17_000_000",
+            "assert len(text(17_000_000)) == 17_000_000",
+            "assert count('ab') == 2 and text(2) == 'xx'",
+        ]
+    )
+    honest = "def count(s):\n    return len(s)\n\n\ndef text(n):\n    return 'x' * n\n"
+    (verdict,) = gate.verify([honest], spec)
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
+    assert [t.fault for t in verdict.tests] == [Reason.UNSERIALISABLE] * 2 + [None], verdict

@@ -28,7 +28,7 @@ from .codec import (
     write_back,
 )
 from .exceptions import describe_exception, rebuild_exception
-from .framing import ChannelClosed, read_frame, write_frame
+from .framing import ChannelClosed, FrameTooLarge, read_frame, write_frame
 from .handles import MAX_PRINTED, plain_or_none, stop_arguments
 from .remote import JudgeObjects, RemoteHandle
 
@@ -93,7 +93,7 @@ class Calls:
         if self.fault:
             raise Fault(self.fault)
         try:
-            write_frame(self.channel, request)
+            self._send(request)
             while True:
                 frame = read_frame(self.channel, self.deadline)
                 if not isinstance(frame, dict):
@@ -101,13 +101,26 @@ class Calls:
                 _show(frame.get("printed"))
                 if "callback" not in frame:
                     return frame
-                write_frame(self.channel, self._serve(frame))
+                try:
+                    self._send(self._serve(frame))
+                except Fault:  # the reply could not be sent; the candidate still waits for one
+                    if self.fault:
+                        raise
+                    write_frame(self.channel, {"raised": describe_exception(RuntimeError())})
         except TimeoutError:
             self.fail("timeout", "the candidate ran past its time limit")
         except (ChannelClosed, OSError):
             self.fail("candidate_exited", "the candidate process ended during a call")
         except (ValueError, RecursionError, MemoryError) as exc:  # not JSON, or nested to crash
             self.fail("protocol_violation", f"unreadable reply: {exc!r}"[:500])
+
+    def _send(self, frame: dict[str, Any]) -> None:
+        """Send ``frame``; one too large for the candidate to read (a test's 20 MiB list) is a
+        value that cannot cross, not a broken channel (the candidate would exit on it)."""
+        try:
+            write_frame(self.channel, frame)
+        except FrameTooLarge as exc:
+            self.fail("unserialisable", f"a value too large to cross: {exc}", sticky=False)
 
     def call(self, target: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call a candidate function or object; arguments it changed in place are written back
