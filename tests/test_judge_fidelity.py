@@ -243,3 +243,20 @@ def test_identity_a_copy_hides_stays_unjudgeable_when_the_candidate_disables_its
         [(JUDGE / "aliased_rows_with_the_check_patched_out.py").read_text()], spec
     )
     assert wrong.status is not Status.VERIFIED, wrong
+
+
+def test_a_doctest_expecting_system_exit_compares_it_as_doctest_does(gate: Gate) -> None:
+    """doctest compares every exception but KeyboardInterrupt: argparse-style code whose example
+    expects ``SystemExit: 2`` passes in-process. Before: ``ERROR:SystemExit``, failed."""
+    spec = Spec.from_tests(
+        [
+            "__doctest_example__('parse([])', raises='SystemExit: 2')",
+            "__doctest_example__('parse([1])', '[1]')",
+        ],
+        entry_point="parse",
+    )
+    honest = "def parse(args):\n    if not args:\n        raise SystemExit(2)\n    return args\n"
+    right, wrong = gate.verify([honest, honest.replace("SystemExit(2)", "SystemExit(1)")], spec)
+    assert right.status is Status.VERIFIED, right
+    assert wrong.status is Status.FAILED, wrong
+    assert wrong.tests[0].outcome == "FAIL", wrong
