@@ -260,3 +260,18 @@ def test_a_doctest_expecting_system_exit_compares_it_as_doctest_does(gate: Gate)
     assert right.status is Status.VERIFIED, right
     assert wrong.status is Status.FAILED, wrong
     assert wrong.tests[0].outcome == "FAIL", wrong
+
+
+def test_the_doctest_runner_is_never_the_candidates(gate: Gate) -> None:
+    """Tests made only of doctest calls infer ``__doctest_example__`` as their entry point; bound,
+    it was the candidate's: a wrong one defining it (or any lone function, as an alias) ran and
+    passed every example (before: `verified`). The judge's own names are never bound."""
+    spec = Spec.from_tests(
+        ["__doctest_example__('parse([1])', '[1]')", "__doctest_example__('parse([])', '[]')"]
+    )
+    wrong = (
+        "def __doctest_example__(*args, **kwargs):\n    pass\n\n\ndef parse(xs):\n    return 0\n"
+    )
+    bad, right = gate.verify([wrong, "def parse(xs):\n    return list(xs)\n"], spec)
+    assert bad.status is Status.FAILED, bad
+    assert right.status is Status.VERIFIED, right

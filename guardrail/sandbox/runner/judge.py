@@ -40,6 +40,10 @@ FAULT_OUTCOMES = {
     "missing_context": "ERROR:MissingContext",
     "missing_dependency": "ERROR:MissingDependency",
 }
+# The judge's own names in the tests' namespace: never bound to the candidate. Bound, the
+# candidate's function (an alias guessed for a spec whose entry point was inferred from doctest
+# calls, or a hostile `__doctest_example__`) would be called to run, and pass, every example.
+_JUDGES_OWN = frozenset({"__name__", "__builtins__", "__doctest_example__"})
 # A refused load (the greeting's type) that says what was missing rather than what was wrong.
 _LOAD_REASONS = {
     "MissingEntryPoint": ("error", "missing_entry_point"),
@@ -96,7 +100,8 @@ class Judge(Calls):
             return make_report("error", "setup_error", f"the spec's setup raised {exc!r}"[:2000])
         bind = job.get("bind") or {job["entry_point"]: job["entry_point"]}
         for name, target in bind.items():
-            namespace[str(name)] = RemoteHandle(self, {"global": str(target)})
+            if str(name) not in _JUDGES_OWN:
+                namespace[str(name)] = RemoteHandle(self, {"global": str(target)})
         tests = [self._run_test(test, namespace) for test in job["tests"]]
         offered = hello.get("functions")
         offered = offered if type(offered) is list else []  # `in 5` would crash the judge
