@@ -275,3 +275,18 @@ def test_the_doctest_runner_is_never_the_candidates(gate: Gate) -> None:
     bad, right = gate.verify([wrong, "def parse(xs):\n    return list(xs)\n"], spec)
     assert bad.status is Status.FAILED, bad
     assert right.status is Status.VERIFIED, right
+
+
+def test_a_name_error_the_code_raises_itself_is_its_answer(gate: Gate) -> None:
+    """Only the interpreter's NameError (it names the missing name) says the code lacks its
+    module; a function that raises NameError on purpose is judged (before: missing_context)."""
+    spec = Spec.from_tests(
+        [
+            "try:\n    option('x')\nexcept NameError as e:\n    assert 'no such option' in str(e)\n"
+            "else:\n    raise AssertionError('no error for an unknown option')"
+        ]
+    )
+    honest = "def option(name):\n    raise NameError(f'no such option: {name}')\n"
+    right, wrong = gate.verify([honest, "def option(name):\n    return None\n"], spec)
+    assert right.status is Status.VERIFIED, right
+    assert wrong.status is Status.FAILED, wrong

@@ -211,7 +211,7 @@ class Calls:
                 f"the candidate imports a module the sandbox image lacks: {message}",
                 sticky=False,
             )
-        if not self.has_context and lacks_context(kind, message):
+        if not self.has_context and lacks_context(raised):
             detail = f"judged without its module (no context): {message}"
             self.fail("missing_context", detail, sticky=False)
         return rebuild_exception(raised)
@@ -257,11 +257,14 @@ def _show(printed: object) -> None:
             sys.stdout.write(printed[:MAX_PRINTED])
 
 
-def lacks_context(kind: object, message: str) -> bool:
+def lacks_context(info: dict[str, Any]) -> bool:
     """Whether an exception (by its description) says the code ran without its module: a name
-    the module would define, or a relative import. Only ever asked of a job with no context."""
+    the module would define (the interpreter's NameError names it; one the code raises itself,
+    ``raise NameError("no such option")``, is its answer), or a relative import. Only ever
+    asked of a job with no context."""
+    kind, message = info.get("type"), str(info.get("message", ""))
     relative = kind == "ImportError" and message.startswith("attempted relative import")
-    return kind == "NameError" or relative
+    return (kind == "NameError" and type(info.get("name")) is str) or relative
 
 
 def _is_reference(encoded: Any) -> bool:

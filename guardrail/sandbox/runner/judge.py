@@ -117,7 +117,7 @@ class Judge(Calls):
         kind = safe_name(hello.get("type"))
         message = str(hello.get("message", ""))
         status, reason = _LOAD_REASONS.get(kind, ("error", "load_error"))
-        if not self.has_context and lacks_context(kind, message):
+        if not self.has_context and lacks_context({**hello, "type": kind}):
             status, reason = "unverifiable", "missing_context"
         return make_report(status, reason, f"{kind}: {message}"[:2000])
 
