@@ -290,3 +290,18 @@ def test_a_name_error_the_code_raises_itself_is_its_answer(gate: Gate) -> None:
     right, wrong = gate.verify([honest, "def option(name):\n    return None\n"], spec)
     assert right.status is Status.VERIFIED, right
     assert wrong.status is Status.FAILED, wrong
+
+
+def test_printed_output_past_the_cap_is_never_compared(gate: Gate) -> None:
+    """The candidate keeps 64,000 characters of what one call prints; a doctest comparing more
+    compared a truncated text: FAIL, for honest code (before). It cannot be judged; a test that
+    does not capture the output still passes."""
+    rows = "".join(f"row {i}\n" for i in range(8000))
+    spec = Spec.from_tests(
+        [f"__doctest_example__('table(8000)', {rows!r})", "assert table(8000) is None"],
+        entry_point="table",
+    )
+    honest = "def table(n):\n    for i in range(n):\n        print('row', i)\n"
+    (verdict,) = gate.verify([honest], spec)
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
+    assert [t.fault for t in verdict.tests] == [Reason.UNSERIALISABLE, None], verdict

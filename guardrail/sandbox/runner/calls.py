@@ -14,6 +14,7 @@ cross, a candidate that lacks its module's context or a dependency) end only the
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import sys
 from typing import Any, NoReturn
@@ -34,6 +35,14 @@ from .remote import JudgeObjects, RemoteHandle
 
 _MALFORMED = (KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError)
 _STOP_ITERATION = {"type": "StopIteration", "bases": ["StopIteration", "Exception"], "message": ""}
+
+
+class Discarded(io.TextIOBase):
+    """The judge's stdout (its descriptor 1 is closed): the candidate's printed text lands here
+    unless a test (a doctest checker) has put its own stream in place."""
+
+    def write(self, text: str) -> int:
+        return len(text)
 
 
 class Fault(BaseException):
@@ -98,7 +107,7 @@ class Calls:
                 frame = read_frame(self.channel, self.deadline)
                 if not isinstance(frame, dict):
                     self.fail("protocol_violation", "a frame that is not an object")
-                _show(frame.get("printed"))
+                self._show(frame)
                 if "callback" not in frame:
                     return frame
                 try:
@@ -216,6 +225,18 @@ class Calls:
             self.fail("missing_context", detail, sticky=False)
         return rebuild_exception(raised)
 
+    def _show(self, frame: dict[str, Any]) -> None:
+        """What the candidate printed, on the judge's stdout; a test's own stream that refuses it
+        (closed) is the test's affair, never a fault of the candidate's. Output past the cap
+        cannot be compared: a test that captures it (a doctest) cannot be judged, never FAIL."""
+        printed = frame.get("printed")
+        if type(printed) is str:
+            with contextlib.suppress(Exception):
+                sys.stdout.write(printed[:MAX_PRINTED])
+        if frame.get("printed_cut") is True and not isinstance(sys.stdout, Discarded):
+            detail = f"the candidate printed more than the {MAX_PRINTED} characters kept of it"
+            self.last_fault = ("unserialisable", detail)
+
     # -- callbacks -------------------------------------------------------------------------
 
     def _serve(self, frame: dict[str, Any]) -> dict[str, Any]:
@@ -247,14 +268,6 @@ class Calls:
             return {"raised": describe_exception(TypeError(str(exc)))}
         except BaseException as exc:  # what the test's callable raised: the candidate's to see
             return {"raised": describe_exception(exc)}
-
-
-def _show(printed: object) -> None:
-    """What the candidate printed, on the judge's stdout; a test's own stream that refuses it
-    (closed) is the test's affair, never a fault of the candidate's."""
-    if type(printed) is str:
-        with contextlib.suppress(Exception):
-            sys.stdout.write(printed[:MAX_PRINTED])
 
 
 def lacks_context(info: dict[str, Any]) -> bool:

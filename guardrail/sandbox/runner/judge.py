@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import ast
 import builtins
-import io
 import sys
 from typing import Any
 
-from .calls import Calls, Fault, lacks_context
+from .calls import Calls, Discarded, Fault, lacks_context
 from .codec import message_of
 from .doctesting import Unjudged, doctest_example, example_sources
 from .exceptions import safe_name
@@ -53,14 +52,6 @@ _LOAD_REASONS = {
 }
 
 
-class _Nowhere(io.TextIOBase):
-    """The judge's stdout (its descriptor 1 is closed): the candidate's printed text lands here
-    unless a test (a doctest checker) has put its own stream in place."""
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-
 class Judge(Calls):
     """Runs the spec's tests in a namespace whose candidate names are remote references."""
 
@@ -81,7 +72,7 @@ class Judge(Calls):
         self.has_context = bool(context)
         if not hello.get("loaded"):
             return self._refused(hello)
-        sys.stdout = _Nowhere()
+        sys.stdout = Discarded()
         shipped = set(context.get("modules", {})) if isinstance(context, dict) else set()
         try:
             names = Names(self._lookup, _bound_by(_nodes(job)))
