@@ -305,3 +305,20 @@ def test_printed_output_past_the_cap_is_never_compared(gate: Gate) -> None:
     (verdict,) = gate.verify([honest], spec)
     assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
     assert [t.fault for t in verdict.tests] == [Reason.UNSERIALISABLE, None], verdict
+
+
+def test_a_tests_own_exception_raised_through_the_candidate_is_the_tests_own(gate: Gate) -> None:
+    """A test's callback raises the test's own exception class and the candidate lets it
+    propagate, as ``map`` or ``sorted(key=...)`` would: in-process ``except Stop`` catches it.
+    It came back as a stand-in named Stop that nothing catches: ERROR, failed (before)."""
+    spec = Spec.from_tests(
+        [
+            "class Stop(Exception):\n    pass\n\n\ndef boom(x):\n    raise Stop(x)\n\n\n"
+            "try:\n    apply(boom, 1)\nexcept Stop as e:\n    assert e.args == (1,)\n"
+            "else:\n    raise AssertionError('no Stop')"
+        ]
+    )
+    honest = "def apply(f, x):\n    return f(x)\n"
+    right, wrong = gate.verify([honest, "def apply(f, x):\n    return x\n"], spec)
+    assert right.status is Status.VERIFIED, right
+    assert wrong.status is Status.FAILED, wrong

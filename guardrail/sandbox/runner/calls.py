@@ -28,10 +28,10 @@ from .codec import (
     encode,
     write_back,
 )
-from .exceptions import describe_exception, rebuild_exception
+from .exceptions import THROWN, describe_exception, rebuild_exception, safe_name
 from .framing import ChannelClosed, FrameTooLarge, read_frame, write_frame
 from .handles import MAX_PRINTED, plain_or_none, stop_arguments
-from .remote import JudgeObjects, RemoteHandle
+from .remote import MAX_JUDGE_OBJECTS, JudgeObjects, RemoteHandle
 
 _MALFORMED = (KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError)
 _STOP_ITERATION = {"type": "StopIteration", "bases": ["StopIteration", "Exception"], "message": ""}
@@ -62,6 +62,7 @@ class Calls:
         self.handles: dict[int, RemoteHandle] = {}
         self.modules: dict[str, Any] = {}  # remote modules by name
         self.globals: dict[str, Any] = {}  # the candidate's globals the tests read, by name
+        self.thrown: list[BaseException] = []  # what the test's callbacks raised, by number
 
     def fail(self, kind: str, detail: str, *, sticky: bool = True) -> NoReturn:
         self.last_fault = (kind, detail[:500])
@@ -223,6 +224,11 @@ class Calls:
         if not self.has_context and lacks_context(raised):
             detail = f"judged without its module (no context): {message}"
             self.fail("missing_context", detail, sticky=False)
+        thrown = raised.get(THROWN)
+        if type(thrown) is int and 0 <= thrown < len(self.thrown):
+            original = self.thrown[thrown]
+            if type(original).__name__ == safe_name(kind):
+                return original  # the test's own exception, raised on through the candidate
         return rebuild_exception(raised)
 
     def _show(self, frame: dict[str, Any]) -> None:
@@ -267,7 +273,11 @@ class Calls:
             self.last_fault = ("unserialisable", str(exc)[:500])
             return {"raised": describe_exception(TypeError(str(exc)))}
         except BaseException as exc:  # what the test's callable raised: the candidate's to see
-            return {"raised": describe_exception(exc)}
+            described = describe_exception(exc)
+            if len(self.thrown) < MAX_JUDGE_OBJECTS:
+                described[THROWN] = len(self.thrown)
+                self.thrown.append(exc)
+            return {"raised": described}
 
 
 def lacks_context(info: dict[str, Any]) -> bool:
