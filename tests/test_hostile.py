@@ -54,6 +54,7 @@ EXPECTED = {
     "raise_system_exit": (Status.FAILED, Reason.TESTS_FAILED),
     "print_result_marker": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
     "forged_greeting": (Status.FAILED, Reason.TESTS_FAILED),
+    "forged_greeting_crashes_the_judge": (Status.FAILED, Reason.TESTS_FAILED),
     "forged_callbacks_and_references": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
     "undeletable_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
     "sysv_ipc_leftovers": (Status.FAILED, Reason.TESTS_FAILED),

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import ast
 import builtins
-import io
 import sys
 from typing import Any
 
-from .calls import Calls, Fault, lacks_context
+from .calls import Calls, Discarded, Fault, lacks_context
 from .codec import message_of
 from .doctesting import Unjudged, doctest_example, example_sources
 from .exceptions import safe_name
@@ -40,6 +39,10 @@ FAULT_OUTCOMES = {
     "missing_context": "ERROR:MissingContext",
     "missing_dependency": "ERROR:MissingDependency",
 }
+# The judge's own names in the tests' namespace: never bound to the candidate. Bound, the
+# candidate's function (an alias guessed for a spec whose entry point was inferred from doctest
+# calls, or a hostile `__doctest_example__`) would be called to run, and pass, every example.
+_JUDGES_OWN = frozenset({"__name__", "__builtins__", "__doctest_example__"})
 # A refused load (the greeting's type) that says what was missing rather than what was wrong.
 _LOAD_REASONS = {
     "MissingEntryPoint": ("error", "missing_entry_point"),
@@ -47,14 +50,6 @@ _LOAD_REASONS = {
     "ModuleNotFoundError": ("unverifiable", "missing_dependency"),
     "MissingContext": ("unverifiable", "missing_context"),
 }
-
-
-class _Nowhere(io.TextIOBase):
-    """The judge's stdout (its descriptor 1 is closed): the candidate's printed text lands here
-    unless a test (a doctest checker) has put its own stream in place."""
-
-    def write(self, text: str) -> int:
-        return len(text)
 
 
 class Judge(Calls):
@@ -77,7 +72,7 @@ class Judge(Calls):
         self.has_context = bool(context)
         if not hello.get("loaded"):
             return self._refused(hello)
-        sys.stdout = _Nowhere()
+        sys.stdout = Discarded()
         shipped = set(context.get("modules", {})) if isinstance(context, dict) else set()
         try:
             names = Names(self._lookup, _bound_by(_nodes(job)))
@@ -88,15 +83,21 @@ class Judge(Calls):
                 "__doctest_example__": doctest_example,
             }
             exec(compile(job["setup"], "<setup>", "exec"), namespace)
+        except Fault:  # the setup reached the candidate (a context import, a module global)
+            kind, detail = self.last_fault or (self.fault or "protocol_violation", "")
+            status, reason, message = _status_of([_outcome("<setup>", kind, detail)])
+            return make_report(status, reason, f"in the setup: {message}")
         except BaseException as exc:
             return make_report("error", "setup_error", f"the spec's setup raised {exc!r}"[:2000])
         bind = job.get("bind") or {job["entry_point"]: job["entry_point"]}
         for name, target in bind.items():
-            namespace[str(name)] = RemoteHandle(self, {"global": str(target)})
+            if str(name) not in _JUDGES_OWN:
+                namespace[str(name)] = RemoteHandle(self, {"global": str(target)})
         tests = [self._run_test(test, namespace) for test in job["tests"]]
         offered = hello.get("functions")
+        offered = offered if type(offered) is list else []  # `in 5` would crash the judge
         alias = hello.get("alias")
-        if not (isinstance(alias, str) and alias.isidentifier() and alias in (offered or [])):
+        if not (isinstance(alias, str) and alias.isidentifier() and alias in offered):
             alias = None  # the candidate's word; kept only when it names a real function
         report = make_report(*_status_of(tests), alias=alias)
         report["tests"] = tests
@@ -107,7 +108,7 @@ class Judge(Calls):
         kind = safe_name(hello.get("type"))
         message = str(hello.get("message", ""))
         status, reason = _LOAD_REASONS.get(kind, ("error", "load_error"))
-        if not self.has_context and lacks_context(kind, message):
+        if not self.has_context and lacks_context({**hello, "type": kind}):
             status, reason = "unverifiable", "missing_context"
         return make_report(status, reason, f"{kind}: {message}"[:2000])
 
@@ -184,7 +185,8 @@ def _nodes(job: dict[str, Any]) -> list[ast.AST]:
 
 
 def _bound_by(nodes: list[ast.AST]) -> set[str]:
-    """Names the test code binds: assignment and loop targets, ``as`` names, defs, imports."""
+    """Names the test code binds: assignment and loop targets, ``as`` names, defs, imports,
+    match captures."""
     bound: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
@@ -197,6 +199,10 @@ def _bound_by(nodes: list[ast.AST]) -> set[str]:
             bound.add((node.asname or node.name).split(".")[0])
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:  # ``case (x, y):``
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:  # ``case {**rest}:``
+            bound.add(node.rest)
     return bound
 
 
