@@ -229,22 +229,6 @@ def test_values_too_large_to_cross_are_unserialisable_never_the_candidates_error
     assert [t.fault for t in verdict.tests] == [Reason.UNSERIALISABLE] * 2 + [None], verdict
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: the identity checks run in the candidate process, which can patch them"
-    " out; the judge sees only the copies (a fix needs arguments and results the judge can"
-    " check without the candidate's word)",
-)
-def test_identity_a_copy_hides_stays_unjudgeable_when_the_candidate_disables_its_check(
-    gate: Gate,
-) -> None:
-    spec = Spec.from_tests(["g = make_grid(2, 3)\ng[0][0] = 1\nassert g == [[1, 0, 0], [0, 0, 0]]"])
-    (wrong,) = gate.verify(
-        [(JUDGE / "aliased_rows_with_the_check_patched_out.py").read_text()], spec
-    )
-    assert wrong.status is not Status.VERIFIED, wrong
-
-
 def test_a_doctest_expecting_system_exit_compares_it_as_doctest_does(gate: Gate) -> None:
     """doctest compares every exception but KeyboardInterrupt: argparse-style code whose example
     expects ``SystemExit: 2`` passes in-process. Before: ``ERROR:SystemExit``, failed."""
