@@ -90,7 +90,7 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
             "--fast-embedding/--no-fast-embedding",
             envvar="GUARDRAIL_FAST_EMBEDDING",
             help="Embed the query with numpy when that gives the model's vectors (MiniLM and"
-            " other mean-pooled BERT models): no torch import, ~0.3 s instead of 5-10 s."
+            " other mean-pooled BERT models): no torch import, ~0.1 s instead of 5-10 s."
             " --no-fast-embedding uses sentence-transformers.",
         ),
     ] = True,

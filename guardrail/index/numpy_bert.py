@@ -1,9 +1,9 @@
 """A sentence-transformers BERT model (such as all-MiniLM-L6-v2) run with numpy alone.
 
 Why: importing sentence-transformers (and torch, transformers, scikit-learn, scipy behind it)
-costs 4-9 s per process, against about 0.3 s here to import numpy and tokenizers and read the
-weights, and a few milliseconds to embed one query. ``guardrail search`` embeds one text per
-process, so that import was nearly all of its time.
+costs 4-9 s per process, against about 0.1 s here to load the tokenizer and map the weights, and
+a few milliseconds to embed one query. ``guardrail search`` embeds one text per process, so that
+import was nearly all of its time.
 
 The vectors are those of the in-process sentence-transformers model to within float32 rounding
 (measured: at most 2e-7 per component over short, long, truncated, empty and non-ASCII texts;
