@@ -8,7 +8,7 @@ from typing import Any
 from .codec import MUTABLE, Unserialisable, decode, encode, message_of
 from .framing import read_frame, write_frame
 from .identity import check_not_kept, check_result, mutable_parts, reference_counts
-from .static import plausible_functions
+from .loader import LoadRefused, load
 
 
 def _describe_exception(exc: BaseException) -> dict[str, Any]:
@@ -20,36 +20,38 @@ def candidate_serve(channel: int) -> None:
     """Read the code (the channel's first frame), load it and answer the judge's calls until the
     channel closes. The code arrives here and nowhere else, so no later candidate can find it."""
     job = read_frame(channel)
-    code, entry_point = str(job["code"]), str(job["entry_point"])
-    namespace: dict[str, Any] = {"__name__": "__candidate__", "__builtins__": builtins}
     try:
-        exec(compile(code, "<candidate>", "exec"), namespace)
+        namespace = load(job)
+    except LoadRefused as refused:
+        write_frame(channel, {"loaded": False, **refused.greeting})
+        return
     except BaseException as exc:
         write_frame(channel, {"loaded": False, **_describe_exception(exc)})
         return
+    module = str(namespace.get("__name__"))
     functions = {
         name: value
         for name, value in namespace.items()
-        if callable(value) and getattr(value, "__module__", None) == "__candidate__"
+        if callable(value) and getattr(value, "__module__", None) == module
     }
-    alias = None
-    if not callable(namespace.get(entry_point)):
-        choices = [name for name in plausible_functions(code) if name in functions]
-        if len(choices) != 1:
-            defined = ", ".join(sorted(functions)) or "no functions"
-            write_frame(
-                channel,
-                {
-                    "loaded": False,
-                    "type": "MissingEntryPoint",
-                    "bases": [],
-                    "message": f"the tests call {entry_point!r}; the candidate defines {defined}",
-                },
-            )
-            return
-        alias = choices[0]
-        functions[entry_point] = functions[alias]
-    write_frame(channel, {"loaded": True, "functions": sorted(functions), "alias": alias})
+    # The host decided what the tests' names are bound to (guardrail.binding); absent: itself.
+    entry_point = str(job["entry_point"])
+    bind: dict[str, str] = job.get("bind") or {entry_point: entry_point}
+    unbound = [name for name, target in bind.items() if not callable(namespace.get(target))]
+    if unbound:
+        defined = ", ".join(sorted(functions)) or "no functions"
+        write_frame(
+            channel,
+            {
+                "loaded": False,
+                "type": "MissingEntryPoint",
+                "bases": [],
+                "message": f"the tests call {unbound[0]!r}; the candidate defines {defined}",
+            },
+        )
+        return
+    functions.update({name: namespace[target] for name, target in bind.items()})
+    write_frame(channel, {"loaded": True, "functions": sorted(functions)})
     while True:
         request = read_frame(channel)
         args = [decode(item) for item in request["args"]]

@@ -39,6 +39,8 @@ FAULT_OUTCOMES = {
     "unserialisable": "ERROR:Unserialisable",
 }
 MAX_NAME = 100
+# Greeting types of a load refused for want of something (runner/loader.py) -> the reason.
+_WANTING = {"MissingDependency": "missing_dependency", "MissingContext": "missing_context"}
 
 
 def safe_name(name: object) -> str:
@@ -168,8 +170,11 @@ class Judge:
             )
         if not hello.get("loaded"):
             kind = safe_name(hello.get("type"))
+            message = f"{kind}: {hello.get('message', '')}"[:2000]
+            if kind in _WANTING:  # loader.LoadRefused: not the code's fault, never failed
+                return make_report("unverifiable", _WANTING[kind], message)
             reason = "missing_entry_point" if kind == "MissingEntryPoint" else "load_error"
-            return make_report("error", reason, f"{kind}: {hello.get('message', '')}"[:2000])
+            return make_report("error", reason, message)
         namespace: dict[str, Any] = {"__name__": "__judge__"}
         try:
             exec(compile(job["setup"], "<setup>", "exec"), namespace)
