@@ -181,7 +181,9 @@ def fetch(workdir: Path, name: str, version: str) -> Path:
 
 
 def module_of(file: str, root: Path) -> str:
-    return ".".join(Path(file).relative_to(root.resolve()).with_suffix("").parts)
+    path = Path(file)  # relative to its sys.path root (indexes since module contexts), or absolute
+    relative = path.relative_to(root.resolve()) if path.is_absolute() else path
+    return ".".join(relative.with_suffix("").parts)
 
 
 def ranks_for(index: CodeIndex, root: Path, queries: dict[str, str]) -> dict[str, int | None]:

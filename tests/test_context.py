@@ -241,3 +241,37 @@ def test_gate_takes_contexts_from_candidate_metadata_and_context_root(
     gate = Gate(docker_sandbox, cache=False, context_root=tree)
     result = gate.gate([Candidate(code=SCALE, metadata=relative)], SCALE_TESTS)
     assert result.kept[0].verdict.status is Status.VERIFIED
+
+
+@pytest.mark.docker
+def test_verify_stored_judges_each_snippet_in_its_module(gate: Gate, tree: Path) -> None:
+    from guardrail.index import CodeIndex, load_embedding, split_tree
+    from guardrail.index.stored import verify_stored
+
+    index = CodeIndex(
+        f"context-{tree.parent.name[-12:]}",
+        ephemeral=True,
+        embedding_function=load_embedding("minilm"),
+    )
+    index.replace_files(split_tree(tree).files)
+    checks = {check.snippet.qualified_name: check for check in verify_stored(index, gate)}
+    scale = checks["scale"]
+    assert (scale.snippet.file, scale.snippet.module) == ("ctxpkg/tools.py", "ctxpkg.tools")
+    # Its doctests need the sentinel, the helper and the constant of its package.
+    assert scale.verdict.status is Status.VERIFIED, scale.verdict.message
+    assert checks["first_true"].verdict.status is Status.VERIFIED
+
+
+@pytest.mark.docker
+def test_a_job_whose_context_is_over_the_job_limit_is_missing_context(
+    docker_sandbox: object,
+) -> None:
+    from guardrail.sandbox.base import Job
+    from guardrail.sandbox.docker import MAX_JOB_BYTES, DockerSandbox
+
+    assert isinstance(docker_sandbox, DockerSandbox)
+    huge = {"file": "big.py", "package": False, "source": "#" * MAX_JOB_BYTES}
+    context = {"module": "big", "modules": {"big": huge}, "judged": None}
+    (verdict,) = docker_sandbox.run([Job(SCALE, SCALE_TESTS, context=context)])
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.MISSING_CONTEXT)
+    assert "module context" in verdict.message
