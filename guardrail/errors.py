@@ -7,6 +7,7 @@ code and a one-line hint::
     ├── InputError                 bad input from the user (exit code 2)
     │   ├── SpecError              tests or setup that do not parse, a missing entry point name
     │   ├── CandidateFileError     a code file or JSONL of snippets that cannot be read
+    │   ├── DependencyError        requirements or wheels that cannot go into the sandbox image
     │   └── SourceFileError        (guardrail.index) a Python file that cannot be indexed
     ├── UnavailableError           a backend does not answer (exit code 3)
     │   └── SandboxError           the execution sandbox cannot judge anything
@@ -52,6 +53,16 @@ class SpecError(InputError):
 
 class CandidateFileError(InputError):
     """A candidate file (code or JSONL of snippets) that cannot be read."""
+
+
+class DependencyError(InputError):
+    """Requirements or wheels that cannot be installed into the sandbox image (``sandbox build``):
+    a missing or unparseable file, a package not to be had, a wheel for another platform."""
+
+    hint = (
+        "list the packages in a requirements file (one PEP 508 requirement a line), or pass"
+        " wheels built for the image's Python with --wheelhouse DIR"
+    )
 
 
 class UnavailableError(GuardrailError):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from guardrail.cli.common import EXIT_UNAVAILABLE, console, reporting_errors
+from guardrail.cli.common import EXIT_UNAVAILABLE, console, err_console, fail, reporting_errors
 from guardrail.cli.options import ImageOption, RuntimeOption
 from guardrail.errors import ImageNotFoundError
 from guardrail.safetext import cell, dumps_json, one_line
@@ -18,11 +19,57 @@ app = typer.Typer(help="Build, check and clean the Docker sandbox.", no_args_is_
 
 
 @app.command()
-def build(
+def build(  # noqa: PLR0917 - Typer maps parameters to options
     tag: Annotated[str | None, typer.Option(help="Image tag (default: content-hashed).")] = None,
     force: Annotated[bool, typer.Option(help="Rebuild even when the image exists.")] = False,
+    requirements: Annotated[
+        Path | None,
+        typer.Option(
+            "--requirements",
+            "-r",
+            help="Extend the image with these packages: one PEP 508 requirement a line"
+            " (pin versions: the same file gives the same image).",
+        ),
+    ] = None,
+    wheelhouse: Annotated[
+        Path | None,
+        typer.Option(
+            help="A folder of wheels (and sdists): alone, every distribution in it is installed,"
+            " offline; with --requirements, where they are looked for first.",
+        ),
+    ] = None,
+    image: Annotated[
+        str | None,
+        typer.Option(
+            help="The image to extend (any with python3 >= 3.10); default $GUARDRAIL_IMAGE,"
+            " else the guardrail image. Only with --requirements/--wheelhouse.",
+        ),
+    ] = None,
+    no_index: Annotated[
+        bool, typer.Option("--no-index", help="Never ask the package index: --wheelhouse only.")
+    ] = False,
 ) -> None:
-    """Build the sandbox image offline (debootstrap + docker import); needs root."""
+    """Build the sandbox image offline (debootstrap + docker import; needs root), or extend one
+    with a project's packages (--requirements FILE and/or --wheelhouse DIR).
+
+    Extending: the image's own python3 says which version and platform it runs; the host's pip
+    resolves wheels for it (pure-Python sdists are built on the host when its Python matches),
+    installs them into the image's site-packages in a container without network, and commits
+    the result as guardrail-sandbox-deps:<content hash>. The same base and inputs give the same
+    tag, reused without a rebuild. Use it with `--image TAG` on verify, search and eval, or
+    `GUARDRAIL_IMAGE=TAG`. Files that would run code at every interpreter start (.pth files with
+    imports, sitecustomize) are left out and listed. Exit code 2 on bad input (the message names
+    the file and line, or the wheel), 3 when the engine or the base image is unavailable; a
+    failed build leaves no tag.
+    """
+    if requirements is not None or wheelhouse is not None:
+        _extend(image, requirements, wheelhouse, tag=tag, no_index=no_index, force=force)
+        return
+    if image is not None or no_index:
+        fail(
+            "--image and --no-index go with --requirements FILE or --wheelhouse DIR",
+            hint="to check an image of your own: guardrail sandbox check --image NAME",
+        )
     from guardrail.sandbox.image import build_image, default_image
 
     with reporting_errors():
@@ -37,6 +84,66 @@ def build(
         finally:
             sandbox.close()
     console.print(Text.assemble("built ", (one_line(target), "bold")))
+
+
+def _extend(
+    image: str | None,
+    requirements: Path | None,
+    wheelhouse: Path | None,
+    *,
+    tag: str | None,
+    no_index: bool,
+    force: bool,
+) -> None:
+    from guardrail.sandbox.extend import extend_image
+
+    def progress(message: str) -> None:
+        err_console.print(Text(one_line(message, 1000), "dim"), highlight=False, soft_wrap=True)
+
+    with reporting_errors():
+        made = extend_image(
+            image,
+            requirements=requirements,
+            wheelhouse=wheelhouse,
+            tag=tag,
+            no_index=no_index,
+            force=force,
+            progress=progress,
+        )
+    done = "reused" if made.reused else "built"
+    console.print(
+        Text.assemble(
+            f"{done} ",
+            (one_line(made.tag), "bold"),
+            f" ({one_line(made.image_id[:19])}) from {one_line(made.base)}",
+            f", Python {one_line(made.python)}" if made.python else "",
+        ),
+        highlight=False,
+        soft_wrap=True,
+    )
+    if made.packages:
+        console.print(
+            Text(f"packages: {one_line(' '.join(made.packages), 2000)}"),
+            highlight=False,
+            soft_wrap=True,
+        )
+    if made.left_out:
+        console.print(
+            Text(
+                "left out (they would run code at every interpreter start, the sandbox's"
+                f" supervisor too): {one_line(', '.join(made.left_out), 1000)}"
+            ),
+            highlight=False,
+            soft_wrap=True,
+        )
+    console.print(
+        Text(
+            f"use it: guardrail verify --image {made.tag} ...   or   export"
+            f" GUARDRAIL_IMAGE={made.tag}"
+        ),
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _image_present(sandbox: DockerSandbox) -> bool:

@@ -71,6 +71,7 @@ class Container:
             self.container = client.containers.create(
                 image_id,
                 ["python3", "-I", "-c", BOOTSTRAP],
+                entrypoint=[""],  # a user's image may have one: nothing runs before the runner
                 runtime=sandbox.runtime_name,
                 stdin_open=True,
                 network_mode="none",
@@ -221,10 +222,17 @@ class Container:
 
 
 def _verdict_from_report(report: dict[str, Any]) -> Verdict:
+    reason = Reason(report["reason"])
+    message = str(report.get("message", ""))
+    if reason is Reason.MISSING_DEPENDENCY:
+        # Imported here: extend.py builds on docker.py, which imports this module.
+        from guardrail.sandbox.extend import dependency_hint
+
+        message = f"{message[:2000]}; {dependency_hint(message)}"
     return Verdict(
         status=Status(report["status"]),
-        reason=Reason(report["reason"]),
-        message=str(report.get("message", "")),
+        reason=reason,
+        message=message,
         tests=tuple(TestOutcome(**test) for test in report.get("tests", [])),
         alias=report.get("alias"),
         duration_s=float(report.get("duration_s", 0.0)),
