@@ -54,8 +54,22 @@ def plan_binding(
     name = spec.entry_point
     tree = ast.parse(code)  # the gate prechecked it
     parts = qualified_name.split(".") if qualified_name and module_source is not None else []
-    if name in _defined(tree.body) or (len(parts) > 1 and parts[0] == name):
+    own = _defined(tree.body)
+    if name in own or (len(parts) > 1 and parts[0] == name):
         return BindPlan({name: name})
+    bound, called = _test_names(spec)
+    if name in bound:
+        # The tests define the name themselves (``from collections import deque``: an entry
+        # point inferred from a call to their own import); what they call of the candidate's
+        # own names is what is judged, each under its own name.
+        mine = sorted((called - bound) & own)
+        if mine:
+            return BindPlan({entry: entry for entry in mine})
+        return BindPlan(
+            None,
+            refusal=f"the tests define {name!r} themselves and call nothing the candidate"
+            f" defines ({_describe(_signatures(tree)) or 'no function'})",
+        )
     functions = _signatures(tree)
     alias, refusal = _alias(
         name, spec, code, functions=functions, parts=parts, module_source=module_source
@@ -164,6 +178,23 @@ def _signatures(tree: ast.Module) -> dict[str, _Function]:
 
 def _describe(functions: dict[str, _Function]) -> str:
     return ", ".join(f"{n}({ast.unparse(f.args)})" for n, f in sorted(functions.items()))
+
+
+def _test_names(spec: Spec) -> tuple[set[str], set[str]]:
+    """Names the tests and setup bind themselves, and names they read."""
+    bound: set[str] = set()
+    read: set[str] = set()
+    for text in [spec.setup, *spec.tests]:
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Name):
+                (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+            elif isinstance(node, ast.alias):
+                bound.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, _Function | ast.ClassDef):
+                bound.add(node.name)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+    return bound, read
 
 
 def _calls_problem(name: str, spec: Spec, function: _Function) -> str:

@@ -91,6 +91,16 @@ def test_an_alias_when_nothing_defines_the_name_and_every_call_fits(code: str, t
     assert plan.bind == {"limit": plan.alias}
 
 
+def test_a_name_the_tests_define_themselves_binds_what_they_call_of_the_candidate() -> None:
+    tests = "from collections import deque\nd = deque([1], maxlen=2)\npush_front(d, 0)\n"
+    push = "def push_front(d, x):\n    d.appendleft(x)\n"
+    plan = plan_binding(push, spec(tests + "assert list(d) == [0, 1]", entry_point="deque"))
+    assert (plan.bind, plan.alias) == ({"push_front": "push_front"}, None)
+    other = plan_binding(CLAMP, spec(tests + "assert d", entry_point="deque"))
+    assert other.bind is None
+    assert "define 'deque' themselves" in other.refusal
+
+
 def test_no_alias_among_several_plausible_functions_or_through_a_star_import() -> None:
     two = CLAMP + "\n\ndef other(x, lo, hi):\n    return x\n"
     assert plan_binding(two, spec("assert limit(1, 0, 2) == 1", entry_point="limit")).bind is None

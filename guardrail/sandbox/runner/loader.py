@@ -129,7 +129,7 @@ def _not_found(exc: ModuleNotFoundError, modules: dict[str, Any]) -> LoadRefused
         )
     return _refused(
         "MissingDependency",
-        f"the candidate's module imports {name!r}, which the sandbox image does not have",
+        f"the candidate's code imports module {name!r}, which the sandbox image does not have",
         name,
     )
 
