@@ -103,16 +103,17 @@ def context_metadata(path: str | Path, root: str | Path | None = None) -> dict[s
 def context_from_metadata(
     metadata: Mapping[str, Any], context_root: str | Path | None = None
 ) -> CodeContext | None:
-    """The candidate's context from its metadata; ``None`` when it carries none (no ``file``):
-    such a candidate runs on its own. ``context_root`` (when given) is where relative ``file``
-    names live, in place of the stored ``root`` (an index built on another machine).
+    """The candidate's context from its metadata; ``None`` when it carries none (no ``file``,
+    or one not ending in ``.py``): such a candidate runs on its own. ``context_root`` (when
+    given) is where relative ``file`` names live, in place of the stored ``root`` (an index
+    built on another machine).
 
     Raises:
         MissingContextError: a ``file`` is given but its context cannot be worked out.
     """
     file = metadata.get("file")
-    if not isinstance(file, str) or not file:
-        return None
+    if not isinstance(file, str) or not file.endswith(".py"):
+        return None  # no file, or one that is no Python module (a retriever's own "file" key)
     qualified = str(metadata.get("qualified_name") or "")
     lines = {key: _int(metadata.get(key)) for key in ("start_line", "end_line")}
     if Path(file).is_absolute():  # a collection written before contexts: the path says it all

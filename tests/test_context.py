@@ -125,6 +125,7 @@ def test_contexts_that_cannot_be_had_say_what_is_missing(tree: Path) -> None:
     with pytest.raises(MissingContextError, match="standard-library"):
         build_job_context("def f():\n    return 1\n", shadow)
     assert context_from_metadata({"qualified_name": "scale"}) is None  # no file: self-contained
+    assert context_from_metadata({"file": "notes/README.md"}) is None  # no Python module
 
 
 def test_the_size_cap_refuses_required_modules_and_leaves_out_optional_ones(
@@ -214,7 +215,8 @@ def test_a_missing_third_party_package_is_missing_dependency(gate: Gate, tree: P
     spec = Spec.build(["assert double(2) == 4"], "double")
     (verdict,) = gate.verify([code], spec, metadata=[meta(tree, "ctxpkg/remote.py", "double")])
     assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.MISSING_DEPENDENCY)
-    assert "requests" in verdict.message
+    assert "'requests'" in verdict.message
+    assert "guardrail sandbox build" in verdict.message  # and how to add it
 
 
 @pytest.mark.docker

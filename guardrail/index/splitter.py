@@ -5,9 +5,9 @@ included); functions defined inside other functions stay part of their outer fun
 ``@overload`` stubs are left out. A snippet's line range covers its decorators.
 
 A snippet's code is the function's source, dedented, preceded by the module-level imports it uses
-(``import re`` for a function calling ``re.sub``), so that a retrieved function can be run on its
-own. Names it takes from elsewhere in its module (helpers, constants) are not carried along: such a
-snippet fails verification, which is the honest outcome for code that does not stand alone.
+(``import re`` for a function calling ``re.sub``), so that it reads on its own. Each snippet also
+records where it lives (``file`` relative to ``root``, ``module``; `guardrail.context`): the gate
+judges it inside that module, so helpers, constants and relative imports resolve as in the package.
 
 Doctest examples in a function's docstring become the snippet's tests (see
 `guardrail.index.doctests`). Methods get no tests: their examples need an instance of the class,
