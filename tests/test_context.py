@@ -277,3 +277,25 @@ def test_a_job_whose_context_is_over_the_job_limit_is_missing_context(
     (verdict,) = docker_sandbox.run([Job(SCALE, SCALE_TESTS, context=context)])
     assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.MISSING_CONTEXT)
     assert "module context" in verdict.message
+
+
+def test_reindexing_an_old_collection_replaces_its_absolute_file_snippets(tree: Path) -> None:
+    from guardrail.index import CodeIndex, Snippet, load_embedding, split_tree
+
+    tools = str((tree / "ctxpkg" / "tools.py").resolve())
+    index = CodeIndex(
+        f"old-{tree.parent.name[-12:]}", ephemeral=True, embedding_function=load_embedding("minilm")
+    )
+    old = Snippet(code=SCALE, entry_point="scale", qualified_name="scale", file=tools)
+    index.add([old])  # as collections were written before module contexts
+    assert index.files() == {tools}
+    split = split_tree(tree)
+    index.replace_files({tools: split.files[tools]})
+    stored = list(index.snippets())
+    assert old.index_id not in {s.index_id for s in stored}  # found by its absolute file, gone
+    assert {(s.file, s.module) for s in stored} == {("ctxpkg/tools.py", "ctxpkg.tools")}
+    assert index.files() == {tools}
+    source = Path(tools).read_text()
+    Path(tools).write_text(source[: source.index("def first_true(")])
+    index.replace_files({tools: split_tree(tree).files[tools]})  # found by root + relative file
+    assert "first_true" not in {s.qualified_name for s in index.snippets()}
