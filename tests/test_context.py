@@ -299,3 +299,16 @@ def test_reindexing_an_old_collection_replaces_its_absolute_file_snippets(tree: 
     Path(tools).write_text(source[: source.index("def first_true(")])
     index.replace_files({tools: split_tree(tree).files[tools]})  # found by root + relative file
     assert "first_true" not in {s.qualified_name for s in index.snippets()}
+
+
+@pytest.mark.docker
+def test_a_module_that_rebinds_the_name_later_is_missing_context(gate: Gate, tree: Path) -> None:
+    """``f = _fast_f`` after the definition: the tests would call the module's other function,
+    not the retrieved text, so nothing may be verified."""
+    rebound = tree / "ctxpkg" / "rebound.py"
+    rebound.write_text("def f(x):\n    return x\n\n\ndef _fast(x):\n    return x\n\n\nf = _fast\n")
+    spec = Spec.build(["assert f(2) == 2"], "f")
+    wrong = "def f(x):\n    return -x\n"
+    (verdict,) = gate.verify([wrong], spec, metadata=[meta(tree, "ctxpkg/rebound.py", "f")])
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.MISSING_CONTEXT)
+    assert "rebound" in verdict.message
