@@ -104,9 +104,10 @@ def context_from_metadata(
     metadata: Mapping[str, Any], context_root: str | Path | None = None
 ) -> CodeContext | None:
     """The candidate's context from its metadata; ``None`` when it carries none (no ``file``,
-    or one not ending in ``.py``): such a candidate runs on its own. ``context_root`` (when
-    given) is where relative ``file`` names live, in place of the stored ``root`` (an index
-    built on another machine).
+    one not ending in ``.py``, or a relative one with neither ``root`` nor ``module`` nor a
+    ``context_root``: a label, as hand-made snippets have): such a candidate runs on its own.
+    ``context_root`` (when given) is where relative ``file`` names live, in place of the stored
+    ``root`` (an index built on another machine).
 
     Raises:
         MissingContextError: a ``file`` is given but its context cannot be worked out.
@@ -124,12 +125,14 @@ def context_from_metadata(
         return CodeContext(Path(found["root"]), found["file"], found["module"], qualified, **lines)
     stored_root = metadata.get("root")
     root = context_root if context_root is not None else stored_root
+    module = metadata.get("module")
+    if not (root or module):
+        return None  # a bare relative name is a label (hand-made snippets), not a context
     if not root or not isinstance(root, str | Path):
         raise MissingContextError(
             f"no module context: {file!r} is relative and no root is known"
             " (pass Gate(context_root=...) or store 'root' in the metadata)"
         )
-    module = metadata.get("module")
     try:
         name = module if isinstance(module, str) and module else _module_name(PurePosixPath(file))
     except InputError as exc:

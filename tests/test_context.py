@@ -120,7 +120,9 @@ def test_contexts_that_cannot_be_had_say_what_is_missing(tree: Path) -> None:
     with pytest.raises(MissingContextError, match="cannot read the candidate's module"):
         build_job_context("def f():\n    return 1\n", gone)
     with pytest.raises(MissingContextError, match="no root is known"):
-        context_from_metadata({"file": "ctxpkg/tools.py", "qualified_name": "scale"})
+        context_from_metadata({"file": "ctxpkg/tools.py", "module": "ctxpkg.tools"})
+    # A relative name with no root and no module is a label (hand-made snippets): no context.
+    assert context_from_metadata({"file": "src/clamp.py", "qualified_name": "clamp"}) is None
     shadow = CodeContext(tree, "json.py", "json", "f")
     with pytest.raises(MissingContextError, match="standard-library"):
         build_job_context("def f():\n    return 1\n", shadow)
