@@ -4,26 +4,35 @@ No verification logic lives in an integration: each one turns its framework's ob
 nodes) into `Candidate` objects, asks `plan_gate` for their specs, hands ``plan.candidates`` and
 ``plan.specs`` to `Gate.gate` or `Gate.agate` (the only difference between a sync and an async
 path), and attaches the metadata of `GatePlan.kept` to copies of its objects under `METADATA_KEY`.
-Both integrations therefore choose specs by the same rules and write the same verdict shape.
+Both integrations therefore choose specs by the same rules and write the same verdict shape,
+and show the same metadata: `public_metadata` leaves host paths out unless asked.
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any, Generic, TypeAlias, TypeVar
 
+from guardrail.errors import SpecError
 from guardrail.gate import Candidate, GatedCandidate, GateResult, Policy
+from guardrail.precheck import parse
 from guardrail.sources import SpecSource, resolve
-from guardrail.spec import Spec
+from guardrail.spec import Spec, spec_size_problem
 from guardrail.verdict import Verdict
 
 __all__ = [
+    "JUDGED_AGAINST",
     "METADATA_KEY",
+    "PATH_KEYS",
     "GatePlan",
     "Tests",
     "check_tests",
     "plan_gate",
+    "public_metadata",
     "verdict_from_metadata",
     "verdict_metadata",
 ]
@@ -35,6 +44,19 @@ Tests: TypeAlias = Sequence[str] | Spec
 """Test statements (``["assert add(1, 2) == 3", ...]``) or a ready `Spec` (with setup)."""
 
 Item = TypeVar("Item")
+
+JUDGED_AGAINST: Mapping[SpecSource, str] = {
+    SpecSource.QUERY: "query tests",
+    SpecSource.PROVIDER: "provider tests",
+    SpecSource.STORED: "its own stored tests",
+    SpecSource.DOCTEST: "its own doctests",
+    SpecSource.NONE: "nothing",
+}
+"""What a verdict was judged against, in words, by where its spec came from: code that passed
+only its own doctests says so, never as if it had passed tests written for the query."""
+
+PATH_KEYS = ("root",)
+"""Metadata keys that hold absolute host paths only (the package root the gate imports from)."""
 
 
 def check_tests(tests: object) -> Tests | None:
@@ -64,8 +86,9 @@ def verdict_metadata(
     `Verdict.model_dump(mode="json")` (status, reason, message, per-test outcomes, alias,
     duration, truncated output, cache hit) plus ``verified``, ``passed_tests``, ``failed_tests``,
     ``outcomes``, ``spec_source`` (where the tests came from, a `SpecSource` value),
-    ``retrieval_rank`` (0-based place in the base retriever's results), ``retrieval_score`` (its
-    score, ``None`` when it gave none) and ``policy``. Plain strings, numbers and lists only, so
+    ``judged_against`` (the same in words, `JUDGED_AGAINST`), ``retrieval_rank`` (0-based place
+    in the base retriever's results), ``retrieval_score`` (its score, ``None`` when it gave
+    none) and ``policy``. Plain strings, numbers and lists only, so
     it survives JSON and the frameworks' own serialisation unchanged.
     """
     verdict = gated.verdict
@@ -76,10 +99,33 @@ def verdict_metadata(
         "failed_tests": verdict.failed_tests,
         "outcomes": verdict.outcomes,
         "spec_source": spec_source.value,
+        "judged_against": JUDGED_AGAINST[spec_source],
         "retrieval_rank": gated.retrieval_rank,
         "retrieval_score": gated.candidate.score,
         "policy": policy.value,
     }
+
+
+def public_metadata(metadata: Mapping[str, Any], *, include_paths: bool = False) -> dict[str, Any]:
+    """``metadata`` as an integration hands it over: without absolute host paths by default.
+
+    ``root`` (where the package lives on the host) is left out, and an absolute ``file`` becomes
+    relative to ``root`` (its bare name when it is not under ``root``): the gate reads both from
+    the retrieved item, the caller and the LLM need neither. ``include_paths=True`` keeps all.
+    """
+    if include_paths:
+        return dict(metadata)
+    shown = {key: value for key, value in metadata.items() if key not in PATH_KEYS}
+    file = metadata.get("file")
+    if isinstance(file, str) and PurePath(file).is_absolute():
+        shown["file"] = _relative(PurePath(file), metadata.get("root"))
+    return shown
+
+
+def _relative(file: PurePath, root: object) -> str:
+    if isinstance(root, str) and file.is_relative_to(root):
+        return file.relative_to(root).as_posix()
+    return file.name
 
 
 def verdict_from_metadata(metadata: Mapping[str, Any]) -> Verdict | None:
@@ -148,15 +194,20 @@ def plan_gate(
         provider: per-item tests (statements, a `Spec`, or ``None`` to fall back).
 
     Raises:
-        guardrail.errors.SpecError: tests that do not parse (before anything runs).
+        guardrail.errors.SpecError: tests that do not parse, or that read no name the code could
+            define (they would pass for any code), before anything runs.
         TypeError: query tests or a provider's answer that are not tests (see `check_tests`).
         ValueError: ``items`` and ``candidates`` of different lengths.
     """
-    query_tests = check_tests(query_tests)
+    query_tests = _exercising(check_tests(query_tests), setup)
     specs: list[Spec | None] = []
     sources: list[SpecSource] = []
     for item, candidate in zip(items, candidates, strict=True):
-        provided = check_tests(provider(item)) if provider and not query_tests else None
+        provided = (
+            _exercising(check_tests(provider(item)), setup)
+            if provider and not query_tests
+            else None
+        )
         resolved = resolve(
             candidate, provided or query_tests or None, setup=setup, entry_point=entry_point
         )
@@ -164,3 +215,44 @@ def plan_gate(
         # Provider tests are never empty here, so `resolve` took them as query tests.
         sources.append(SpecSource.PROVIDER if provided else resolved.source)
     return GatePlan(tuple(items), tuple(candidates), tuple(specs), tuple(sources))
+
+
+def _exercising(tests: Tests | None, setup: str) -> Tests | None:
+    """``tests`` unchanged, unless they are statements that read no name the code could define.
+
+    Such tests (``assert [1] == [1]``, or ones that only use what the setup imports) would pass
+    for every candidate, the entry point being taken from each candidate's metadata when the
+    tests name none: refused, so that no candidate is verified by tests that never ran it. A
+    ready `Spec` is taken as its author wrote it.
+
+    Raises:
+        SpecError: the tests read only builtins and names they or the setup bind.
+    """
+    if not tests or isinstance(tests, Spec) or spec_size_problem(tests, setup):
+        return tests  # a spec too large is reported when it is built
+    bound = set(dir(builtins))
+    read: set[str] = set()
+    try:
+        trees = [(False, parse(setup)), *((True, parse(test)) for test in tests)]
+    except SyntaxError:
+        return tests  # reported, with its line, when the spec is built
+    for is_test, tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                if is_test:
+                    read.add(node.id)
+            elif isinstance(node, ast.Name):
+                bound.add(node.id)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                bound.add(node.name)
+            elif isinstance(node, ast.alias):
+                bound.add((node.asname or node.name).split(".")[0])
+    if read - bound:
+        return tests
+    raise SpecError(
+        "the tests use no name the code could define (only builtins and names the tests or"
+        " setup bind), so they would pass for any code; call the function you need by name,"
+        " e.g. assert chunk([1, 2, 3], 2) == [[1, 2], [3]]"
+    )

@@ -94,7 +94,8 @@ class TestOutcome(BaseModel):
     fault: Reason | None = Field(
         default=None,
         description="why the judge could not judge this test (timeout, candidate_exited,"
-        " protocol_violation, unserialisable); set only by the judge, never from a name",
+        " protocol_violation, unserialisable, missing_context, missing_dependency); set only by"
+        " the judge, never from a name",
     )
 
     @field_validator("test")

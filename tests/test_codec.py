@@ -42,6 +42,7 @@ VALUES = [
     collections.deque([1, 2]),
     decimal.Decimal("1.10"),
     fractions.Fraction(3, 4),
+    slice(1, None, -1),
 ]
 
 
@@ -50,6 +51,19 @@ def test_round_trip_keeps_value_and_exact_type(value: object) -> None:
     decoded = decode(json.loads(json.dumps(encode(value))))
     assert decoded == value
     assert type(decoded) is type(value)
+
+
+def test_references_cross_only_through_the_hooks() -> None:
+    """Without hooks a value that is not plain data, and a reference form, are refused; with
+    them each goes to its hook (handles, callbacks), also deep inside containers."""
+    marker = object()
+    with pytest.raises(Unserialisable):
+        encode([marker])
+    encoded = encode({"k": (marker,)}, other=lambda value: {"handle": 7, "type": "object"})
+    assert encoded == {"d": [["k", {"t": [{"handle": 7, "type": "object"}]}]]}
+    with pytest.raises(ValueError, match="malformed"):
+        decode(encoded)
+    assert decode(encoded, lambda ref: ("ref", ref["handle"])) == {"k": (("ref", 7),)}
 
 
 def test_bool_and_int_and_float_stay_distinct() -> None:

@@ -41,6 +41,7 @@ PROBE = Job(
 EXPECTED = {
     "always_equal": (Status.UNVERIFIABLE, Reason.UNSERIALISABLE),
     "always_equal_int_subclass": (Status.UNVERIFIABLE, Reason.UNSERIALISABLE),
+    "always_equal_inside_a_generator": (Status.UNVERIFIABLE, Reason.UNSERIALISABLE),
     "fork_bomb": (Status.TIMEOUT, Reason.TIMEOUT),
     "infinite_loop": (Status.TIMEOUT, Reason.TIMEOUT),
     "memory_bomb": (Status.FAILED, Reason.TESTS_FAILED),
@@ -51,6 +52,7 @@ EXPECTED = {
     "raise_system_exit": (Status.FAILED, Reason.TESTS_FAILED),
     "print_result_marker": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
     "forged_greeting": (Status.FAILED, Reason.TESTS_FAILED),
+    "forged_callbacks_and_references": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
     "undeletable_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
     "sysv_ipc_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
     "posix_mqueue_leftovers": (Status.FAILED, Reason.TESTS_FAILED),

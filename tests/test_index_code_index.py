@@ -61,9 +61,9 @@ def test_search_returns_decoded_metadata_and_code(pocket: CodeIndex) -> None:
     (leap,) = pocket.search("leap year", k=1)
     assert leap.code.startswith("def is_leap_year(year: int) -> bool:")
     assert leap.metadata["tests"] == [
-        "assert repr(is_leap_year(2024)) == 'True'",
-        "assert repr(is_leap_year(1900)) == 'False'",
-        "assert repr(is_leap_year(2000)) == 'True'",
+        "__doctest_example__('is_leap_year(2024)', 'True')",
+        "__doctest_example__('is_leap_year(1900)', 'False')",
+        "__doctest_example__('is_leap_year(2000)', 'True')",
     ]
     # Where it lives, as its module context (guardrail.context): relative file, module, root.
     assert leap.metadata["file"] == "pocketlib/dates.py"

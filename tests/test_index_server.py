@@ -32,7 +32,7 @@ def test_index_and_search_through_the_server(
     assert other.count() == 25
     (top,) = other.search("how many days does a month have", k=1)
     assert top.metadata["qualified_name"] == "days_in_month"
-    assert top.metadata["tests"][0] == "assert repr(days_in_month(2023, 2)) == '28'"
+    assert top.metadata["tests"][0] == "__doctest_example__('days_in_month(2023, 2)', '28')"
 
     dates = tmp_path / "codebase" / "pocketlib" / "dates.py"
     dates.write_text(dates.read_text().replace("def weekday_name(", "def day_name("))

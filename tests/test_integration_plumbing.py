@@ -20,6 +20,7 @@ from guardrail.integration import (
     GatePlan,
     check_tests,
     plan_gate,
+    public_metadata,
     verdict_from_metadata,
     verdict_metadata,
 )
@@ -170,6 +171,8 @@ def test_kept_maps_the_policys_order_back_to_items_with_their_metadata() -> None
     assert (verified["spec_source"], verified["retrieval_rank"]) == ("doctest", 1)
     assert (verified["retrieval_score"], verified["policy"]) == (0.8, "rerank")
     assert (verified["passed_tests"], verified["failed_tests"]) == ([STORED[0]], [])
+    assert verified["judged_against"] == "its own doctests"  # never "query tests"
+    assert unverifiable["judged_against"] == "nothing"
     assert verified["outcomes"] == ["pass"]
     assert (unverifiable["status"], unverifiable["spec_source"]) == ("unverifiable", "none")
     assert unverifiable["message"] == "no tests to run"
@@ -192,3 +195,36 @@ def test_verdict_from_metadata_without_a_verdict_or_with_a_bad_one() -> None:
     assert verdict_from_metadata({"file": "a.py"}) is None
     with pytest.raises(ValidationError):
         verdict_from_metadata({METADATA_KEY: {"status": "probably fine"}})
+
+
+@pytest.mark.parametrize(
+    "tests",
+    [
+        ["assert [[1, 2], [3]] == [[1, 2], [3]]"],  # calls nothing: passes for any code
+        ["xs = [3, 1]", "assert sorted(xs) == [1, 3]"],  # only builtins and its own names
+        ["assert (lambda n: n + 1)(1) == 2"],
+        ["assert leap(2000)"],  # with a setup that defines leap itself: see below
+    ],
+)
+def test_tests_that_read_no_name_the_code_could_define_are_refused(tests: list[str]) -> None:
+    setup = "def leap(year):\n    return True\n"
+    with pytest.raises(SpecError, match="would pass for any code; call the function you need"):
+        plan_gate(ITEMS, CANDIDATES, tests, setup=setup)
+    with pytest.raises(SpecError, match="would pass for any code"):
+        plan_gate(ITEMS, CANDIDATES, None, provider=lambda item: tests, setup=setup)
+
+
+def test_tests_reading_a_name_the_code_may_define_are_kept() -> None:
+    for tests in (["assert leap_table[2024] is True"], ["assert list(map(is_leap_year, [4]))"]):
+        plan = plan_gate(["doc"], [Candidate(code=CODE, metadata={"entry_point": "x"})], tests)
+        assert plan.specs[0] is not None and plan.specs[0].tests == tuple(tests)
+
+
+def test_public_metadata_leaves_host_paths_out_unless_asked() -> None:
+    metadata = {"root": "/home/u/src", "file": "pkg/mod.py", "module": "pkg.mod", "start_line": 3}
+    assert public_metadata(metadata) == {"file": "pkg/mod.py", "module": "pkg.mod", "start_line": 3}
+    assert public_metadata(metadata, include_paths=True) == metadata
+    under_root = {"root": "/home/u/src", "file": "/home/u/src/pkg/mod.py"}
+    assert public_metadata(under_root) == {"file": "pkg/mod.py"}
+    assert public_metadata({"file": "/tmp/elsewhere/tool.py"}) == {"file": "tool.py"}
+    assert public_metadata({"file": "/tmp/x.py", "root": "/home/u"}) == {"file": "x.py"}

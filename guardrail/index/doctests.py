@@ -1,21 +1,26 @@
-"""Doctest examples in a docstring, turned into test statements a `Spec` can run.
+"""Doctest examples in a docstring, turned into the tests of a `Spec`, run as doctest runs them.
 
-Each example is read with the standard library's `doctest.DocTestParser` and becomes:
+Each example, read with the standard library's `doctest.DocTestParser`, becomes one test, in the
+docstring's order: ``__doctest_example__(source, want, options=..., raises=...)``. The judge runs
+a spec's tests in order in one namespace, as a doctest session shares its globals, and
+`guardrail.sandbox.runner.doctesting` runs each example as doctest does: a bare expression shows
+its repr, what it prints is output, the expected text is compared with doctest's checker and the
+example's directives (``+ELLIPSIS``, ``+NORMALIZE_WHITESPACE``, ``+IGNORE_EXCEPTION_DETAIL``...),
+an expected exception by its last traceback line. So ``>>> it = chunked(xs, 2)`` then
+``>>> next(it)`` keeps its state, and a failing example 3 is reported while 4 and 5 still run.
+An example with no output is a test too: doctest fails one that raises. ``>>> import m`` is setup.
 
-* ``>>> expr`` with expected output that is a Python literal -> ``assert repr(expr) ==
-  '<output>'``: compared by the printed text, as doctest does, so ``1`` does not accept ``True``;
-* ``>>> print(x)`` with expected output -> ``assert str(x) == '<output>'``;
-* ``>>> expr`` expected to raise a builtin exception -> a ``try``/``except`` test that also checks
-  the message (``Exception`` and ``BaseException`` are too broad to judge anything: skipped);
-* a statement, or an expression with no output (``>>> xs = [3, 1]``, ``>>> xs.sort()``) -> context:
-  it is prepended to every later test, so each test is self-contained and runs in any order;
-* ``>>> import m`` -> setup.
-
-Examples are skipped, never guessed at, when they cannot be judged as plain data: output that is
-not a Python literal (``Point(x=1)``, ``<object at 0x...>``), examples carrying doctest directives
-(``# doctest: +SKIP``, ``+ELLIPSIS``...), names that are neither builtins, the function itself nor
-bound by earlier examples, and tests that never call the function (``callable(f)`` passes for any
-code).
+Examples are skipped, never guessed at, each counted under a reason (`REASONS`): ``+SKIP``; a
+source that does not compile; an expected exception that is not an `Exception` (``SystemExit``);
+introspection whose answer differs between the real function and the judge's reference to it
+(``f.__name__``, ``help(f)``, a ``<function ...>`` repr, the module's ``__file__``); examples that
+read a name only a skipped example bound. Output no run can match (a memory address; a set of
+strings, whose order changes with every process) is not compared, but the example still runs:
+later examples may need what it binds. A docstring that sets process state (a random seed, the
+environment, the working directory) is skipped whole: the judge's process is not the candidate's.
+So is one none of whose examples exercises the function: at least one must call it (for a
+method: it, or its class), or ``callable(f)`` would pass for any code. Names the examples read
+from the function's module (its helpers) are the judge's to resolve.
 """
 
 from __future__ import annotations
@@ -23,140 +28,236 @@ from __future__ import annotations
 import ast
 import builtins
 import doctest
+import re
+from collections import Counter
 from dataclasses import dataclass, field
 
-__all__ = ["DoctestTests", "doctest_tests"]
+from guardrail.sandbox.runner.doctesting import FLAGS
 
-_BUILTINS = frozenset(dir(builtins))
+__all__ = ["REASONS", "DoctestTests", "doctest_tests"]
+
+REASONS = {
+    "skip_directive": "marked `# doctest: +SKIP`",
+    "does_not_compile": "its source does not compile",
+    "not_an_exception": "it expects an exception that is not an `Exception` (`SystemExit`)",
+    "introspection": "it inspects the function or its module (`f.__name__`, `__file__`, `help(f)`)",
+    "depends_on_skipped": "it reads a name only a skipped example binds",
+    "process_state": "the docstring sets process state (a random seed, the environment, the"
+    " directory) that the judge's process does not share with the candidate's",
+    "never_calls": "no example of the docstring calls the function",
+}
+"""Why an example was skipped, by the reason word `DoctestTests.reasons` counts."""
+
+_FLAG_NAMES = {value: name for name, value in doctest.OPTIONFLAGS_BY_NAME.items()}
+_INTROSPECTION_CALLS = frozenset({"help", "dir", "vars", "id", "globals", "locals"})
+_PASSING_ONLY = frozenset({"callable", "type", "isinstance", "issubclass", "hasattr", "getattr"})
+_PROCESS_STATE_CALLS = frozenset({"seed", "chdir", "putenv", "unsetenv", "setlocale", "umask"})
+_ADDRESS = re.compile(r" at 0x[0-9A-Fa-f]+")
+_OBJECT_REPR = re.compile(r"<(function|bound method|built-in function|method) ")
 
 
 @dataclass(frozen=True)
 class DoctestTests:
-    """Tests and setup extracted from one docstring, and how many examples were skipped."""
+    """Tests and setup from one docstring, and the examples skipped, counted by reason."""
 
     tests: list[str] = field(default_factory=list)
     setup: str = ""
-    skipped: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def skipped(self) -> int:
+        """How many examples became neither a test nor setup."""
+        return sum(self.reasons.values())
 
 
-def doctest_tests(docstring: str, entry_point: str) -> DoctestTests:
-    """Turn the doctest examples of ``entry_point``'s docstring into test statements."""
+def doctest_tests(
+    docstring: str, entry_point: str, qualified_name: str | None = None
+) -> DoctestTests:
+    """The doctest examples of ``entry_point``'s docstring as tests, in order.
+
+    ``qualified_name`` (``peekable.peek``) marks a method: calling its class exercises it too.
+    """
     try:
         examples = doctest.DocTestParser().get_examples(docstring)
     except ValueError:  # inconsistent indentation and the like: not a doctest we can read
         return DoctestTests()
-    state = _State(entry_point)
+    owner, _, _ = (qualified_name or entry_point).rpartition(".")
+    state = _State(entry_point, owner)
     for example in examples:
         state.take(example)
-    return DoctestTests(state.tests, "\n".join(state.setup), state.skipped)
+    kept = len(state.tests) + len(state.setup)
+    if state.sets_process_state:
+        return DoctestTests(reasons={"process_state": len(examples)})
+    if kept and not state.exercised:
+        return DoctestTests(reasons=dict(state.reasons + Counter(never_calls=kept)))
+    if not state.exercised:
+        return DoctestTests(reasons=dict(state.reasons))
+    return DoctestTests(state.tests, "\n".join(state.setup), dict(state.reasons))
 
 
 class _State:
-    def __init__(self, entry_point: str) -> None:
+    def __init__(self, entry_point: str, owner: str) -> None:
         self.entry_point = entry_point
-        self.known = set(_BUILTINS) | {entry_point}
-        self.context: list[str] = []
+        self.owner = owner
+        self.imported: set[str] = set()
+        self.unavailable: set[str] = set()  # names only skipped examples bind
         self.setup: list[str] = []
         self.tests: list[str] = []
-        self.skipped = 0
+        self.reasons: Counter[str] = Counter()
+        self.called = False  # an example so far calls the function
+        self.exercised = False  # ... and one at or after it is compared
+        self.sets_process_state = False
 
     def take(self, example: doctest.Example) -> None:
-        source = example.source.rstrip("\n")
+        source = example.source.removesuffix("\n")
         try:
-            module = ast.parse(source)
-        except SyntaxError:
-            self.skipped += 1
+            compile(example.source, "<doctest>", "single", 0, True)
+            tree = ast.parse(example.source)
+        except (SyntaxError, ValueError):
+            self.reasons["does_not_compile"] += 1
             return
-        if example.options or not module.body or not _names(module) <= self.known | _bound(module):
-            self.skipped += 1
+        self.sets_process_state |= _sets_process_state(tree)
+        reason = self._reason_to_skip(example, tree)
+        if reason is not None:
+            self.reasons[reason] += 1
+            self.unavailable |= _bound(tree)
             return
-        if all(isinstance(node, ast.Import | ast.ImportFrom) for node in module.body):
+        self.unavailable -= _bound(tree)
+        if example.exc_msg is None and not example.want and _only_imports(tree):
             self.setup.append(source)
-            self.known |= _bound(module)
+            self.imported |= _bound(tree)
             return
-        test = self._test_for(example, module, source)
-        if test is None:
-            self.skipped += 1
-        elif test:
-            self.tests.append(test)
+        unchecked = _unchecked(example.want) if example.exc_msg is None else ""
+        self.called |= self._calls(tree)
+        self.exercised |= self.called and not unchecked
+        self.tests.append(_test_text(source, example, unchecked))
 
-    def _test_for(self, example: doctest.Example, module: ast.Module, source: str) -> str | None:
-        """The test text, ``""`` when the example became context, ``None`` to skip it."""
-        want = example.want.rstrip("\n")
-        single = module.body[0] if len(module.body) == 1 else None
-        expression = single.value if isinstance(single, ast.Expr) else None
+    def _reason_to_skip(self, example: doctest.Example, tree: ast.Module) -> str | None:
+        if example.options.get(doctest.SKIP):
+            return "skip_directive"
+        if _names(tree) & self.unavailable:
+            return "depends_on_skipped"
+        if self._introspects(tree) or _OBJECT_REPR.search(example.want):
+            return "introspection"
         if example.exc_msg is not None:
-            check = _raises(source, example.exc_msg) if expression is not None else None
-        elif not want:
-            self.context.append(source)
-            self.known |= _bound(module)
-            return ""
-        elif expression is None:
-            return None  # a statement with output (a loop that prints): nothing to compare
-        elif isinstance(expression, ast.Call) and _is_print(expression):
-            argument = ast.get_source_segment(source, expression.args[0]) or ""
-            check = f"assert str({argument}) == {want!r}"
-        else:
-            check = _equals(ast.get_source_segment(source, expression) or "", want)
-        if check is None:
-            return None
-        test = "\n".join([*self.context, check])
-        # Only a test that calls the function tests it: `callable(f)` or `f.__name__` pass for
-        # any code at all.
-        return test if _calls(ast.parse(test), self.entry_point) else None
+            name = example.exc_msg.partition(":")[0].strip().rpartition(".")[2]
+            kind = getattr(builtins, name, None)
+            if isinstance(kind, type) and not issubclass(kind, Exception):
+                return "not_an_exception"  # the judge leaves these to propagate, unjudged
+        return None
+
+    def _introspects(self, tree: ast.Module) -> bool:
+        """``f.__doc__``, ``module.__name__``, ``help(f)``: the judge's reference to a function
+        is not the function object (a value's own ``type(x).__name__`` is fine)."""
+        objects = {self.entry_point, self.owner, *self.imported} - {""}
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("__")
+                and node.attr.endswith("__")
+                and isinstance(node.value, ast.Name)
+                and node.value.id in objects
+            ):
+                return True
+            if isinstance(node, ast.Call) and _called_name(node) in _INTROSPECTION_CALLS:
+                return True
+        return bool(_module_dunders(tree))  # __file__, __name__: the judge's are not the module's
+
+    def _calls(self, tree: ast.Module) -> bool:
+        """Whether the example runs the function: calls it (or its class, for a method),
+        decorates with it or hands it to a call; ``callable(f)`` or ``f.__name__`` run nothing."""
+        return any(self._runs(node) for node in ast.walk(tree))
+
+    def _runs(self, node: ast.AST) -> bool:
+        targets = {self.entry_point, self.owner} - {""}
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return any(isinstance(d, ast.Name) and d.id in targets for d in node.decorator_list)
+        if not isinstance(node, ast.Call):
+            return False
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in targets:
+            return True
+        if (  # a method on an instance, or `module.function(...)`
+            isinstance(func, ast.Attribute)
+            and func.attr == self.entry_point
+            and (
+                self.owner or (isinstance(func.value, ast.Name) and func.value.id in self.imported)
+            )
+        ):
+            return True
+        return _called_name(node) not in _PASSING_ONLY and any(  # map(f, xs), key=f
+            isinstance(arg, ast.Name) and arg.id in targets
+            for arg in [*node.args, *(k.value for k in node.keywords)]
+        )
 
 
-def _equals(expression: str, want: str) -> str | None:
-    """Compare as doctest does, by the printed text: ``1`` must not accept ``True`` or ``1.0``."""
+def _test_text(source: str, example: doctest.Example, unchecked: str) -> str:
+    arguments = [repr(source)]
+    if example.exc_msg is None and example.want and not unchecked:
+        arguments.append(repr(example.want.removesuffix("\n")))
+    options = " ".join(
+        f"{'+' if on else '-'}{_FLAG_NAMES[flag]}"
+        for flag, on in sorted(example.options.items())
+        if _FLAG_NAMES.get(flag) in FLAGS
+    )
+    if options:
+        arguments.append(f"options={options!r}")
+    if example.exc_msg is not None:
+        arguments.append(f"raises={example.exc_msg.removesuffix(chr(10))!r}")
+    if unchecked:
+        arguments.append(f"unchecked={unchecked!r}")
+    return f"__doctest_example__({', '.join(arguments)})"
+
+
+def _unchecked(want: str) -> str:
+    """Why this expected output can never match any run's, or ``""`` when it can."""
+    if _ADDRESS.search(want):
+        return "a memory address"
     try:
-        ast.literal_eval(want)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-    return f"assert repr({expression}) == {want!r}"
-
-
-def _raises(source: str, exc_msg: str) -> str | None:
-    """A try block expecting the builtin exception, with doctest's message, and nothing broader.
-
-    ``Exception`` or ``BaseException`` would accept whatever broken code raises (a NameError from
-    a missing helper), so such examples are skipped. The message is compared as the exception's
-    text or its first argument (a KeyError prints its key quoted).
-    """
-    name, _, message = exc_msg.partition(":")
-    name, message = name.strip(), message.strip()
-    exception = getattr(builtins, name, None)
-    if not (isinstance(exception, type) and issubclass(exception, BaseException)):
-        return None
-    if exception in (Exception, BaseException):
-        return None
-    body = "\n".join(f"    {line}" for line in source.splitlines())
-    check = (
-        f"    assert {message!r} in (str(_error), *map(str, _error.args[:1]))"
-        if message
-        else "    pass"
+        value = ast.parse(want.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    strings = (
+        node
+        for node in ast.walk(value)
+        if isinstance(node, ast.Set)
+        and len(node.elts) > 1
+        and any(isinstance(e, ast.Constant) and isinstance(e.value, str | bytes) for e in node.elts)
     )
-    return (
-        f"try:\n{body}\nexcept {name} as _error:\n{check}\n"
-        f"else:\n    raise AssertionError('expected {name}')"
-    )
+    return "a set of strings, in an order that changes with every process" if any(strings) else ""
 
 
-def _is_print(expression: ast.Call) -> bool:
-    return (
-        isinstance(expression.func, ast.Name)
-        and expression.func.id == "print"
-        and len(expression.args) == 1
-        and not expression.keywords
-        and not isinstance(expression.args[0], ast.Starred)
-    )
+def _module_dunders(node: ast.AST) -> set[str]:
+    """Dunder names read outside class bodies (in one, ``__doc__`` is the class's own)."""
+    if isinstance(node, ast.ClassDef):
+        return set()
+    dunder = isinstance(node, ast.Name) and node.id.startswith("__") and node.id.endswith("__")
+    own = {node.id} if isinstance(node, ast.Name) and dunder else set()
+    return own.union(*(_module_dunders(child) for child in ast.iter_child_nodes(node)))
 
 
-def _calls(tree: ast.AST, name: str) -> bool:
-    """Whether the code calls ``name`` itself (passing it, as in ``callable(f)``, runs nothing)."""
-    return any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
-        for node in ast.walk(tree)
-    )
+def _sets_process_state(tree: ast.Module) -> bool:
+    """``random.seed(1)``, ``os.environ['X'] = ...``, ``os.chdir(...)``: state of the judge's
+    process, which the candidate's process (where the function runs) never sees."""
+    for node in ast.walk(tree):
+        if _called_name(node) in _PROCESS_STATE_CALLS:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "environ":
+            return True  # read or written: the candidate's environment is empty and its own
+    return False
+
+
+def _called_name(node: ast.AST) -> str:
+    if not isinstance(node, ast.Call):
+        return ""
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _only_imports(tree: ast.Module) -> bool:
+    return bool(tree.body) and all(isinstance(n, ast.Import | ast.ImportFrom) for n in tree.body)
 
 
 def _names(tree: ast.AST) -> set[str]:

@@ -3,9 +3,14 @@
 This package is sent to each long-lived sandbox container at start-up as one archive
 (`guardrail.sandbox.shipping`) and runs there as PID 1 (``python3 -I``), loaded from memory by
 `boot`. The host imports `framing`, `codec` and `static` directly. Modules, one job each:
-`framing` (wire format), `codec` (plain data), `static` (source checks), `candidate`, `judge`,
-`privilege` (uid and rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase`
-(unbreakable deletes), `supervisor`, `boot`.
+`framing` (wire format), `codec` (plain data), `static` (source checks), `exceptions` (raised
+on one side, rebuilt on the other), `identity` (what copies would hide), `loader` (the
+candidate's code, alone or inside its shipped module), `candidate` (load and serve),
+`handles` (the candidate's side of the channel: handles, callbacks, printed output), `remote`
+(the judge's proxies of candidate objects, and the tests' names), `calls` (the judge's side of
+the channel), `judge`, `doctesting` (a doctest example, run in the judge), `privilege` (uid and
+rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase` (unbreakable deletes),
+`supervisor`, `boot`.
 
 What it defends against (the candidate is hostile; the tests and this package are trusted):
 
@@ -13,8 +18,12 @@ What it defends against (the candidate is hostile; the tests and this package ar
   candidate's exit code and output are never read as a verdict; a candidate that exits, raises
   ``SystemExit``, patches builtins or prints markers only changes its own process;
 * cheating the comparison: arguments and return values cross as plain data (exact builtin types,
-  no pickle) and every comparison happens in the judge; objects with a forged ``__eq__`` cannot
-  cross at all (the test becomes ``ERROR:Unserialisable``);
+  no pickle) and every comparison happens in the judge; anything else (a generator, an object
+  with a forged ``__eq__``) stays in the candidate and crosses as a handle the judge can iterate,
+  call and read attributes of, but which never decides an equality, hash, truth value or text
+  (asked to, the test becomes ``ERROR:Unserialisable``); the test's own callables cross as
+  callbacks the candidate can only call or iterate, never inspect (a lambda holds the test's
+  constants);
 * reading the tests or a neighbour's code: the candidate is forked from a zygote that never
   holds anything of any job (it receives only a uid and three descriptors; freed memory keeps
   what a process once held, and every fork inherits it), gets its own code as the first frame

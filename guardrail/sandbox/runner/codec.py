@@ -1,5 +1,11 @@
 """The plain-data codec: exact builtin (and a few stdlib) value types to JSON and back, never
-pickle; and the write-back of arguments a call changed in place."""
+pickle; and the write-back of arguments a call changed in place.
+
+Values that are not plain data cross as references, never as copies: `encode` hands them to its
+``other`` hook (which returns a reference form or raises `Unserialisable`) and `decode` hands
+reference forms (`REFERENCE_KEYS`) to its ``ref`` hook. Without hooks both refuse them, so a
+context that expects plain data (write-back, exception arguments) gets plain data only.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ import base64
 import collections
 import decimal
 import fractions
+from collections.abc import Callable
 from typing import Any
 
 
@@ -25,8 +32,18 @@ _MAPPING_TAGS: dict[type, str] = {
 }
 
 
-def encode(value: object, depth: int = 0) -> Any:
-    """Exact builtin types (and a few stdlib value types) to JSON; anything else is refused.
+# The keys of the reference forms: a candidate object (``{"handle": id, "type": name}``), a
+# candidate global (``{"global": name}``), a judge object (``{"cb": id, "name": name}``) and a
+# builtin the candidate uses its own of (``{"builtin": "module:qualname"}``).
+REFERENCE_KEYS = frozenset({"handle", "global", "cb", "builtin"})
+
+Other = Callable[[object], Any]
+Ref = Callable[[dict[str, Any]], Any]
+
+
+def encode(value: object, depth: int = 0, other: Other | None = None) -> Any:
+    """Exact builtin types (and a few stdlib value types) to JSON; anything else goes to
+    ``other`` (a reference form), or is refused without one.
 
     Exact ``type(...) is`` checks on purpose: a ``str`` subclass with a forged ``__eq__`` must
     not pass as a ``str``.
@@ -42,17 +59,17 @@ def encode(value: object, depth: int = 0) -> Any:
     if type(value) is float:
         return {"f": repr(value)}
     if type(value) is list:
-        return [encode(item, inner) for item in value]
+        return [encode(item, inner, other) for item in value]
     if type(value) is tuple:
-        return {"t": [encode(item, inner) for item in value]}
+        return {"t": [encode(item, inner, other) for item in value]}
     if type(value) in _MAPPING_TAGS:
         mapping: dict[Any, Any] = value  # type: ignore[assignment]  # narrowed by the check
-        pairs = [[encode(k, inner), encode(v, inner)] for k, v in mapping.items()]
+        pairs = [[encode(k, inner, other), encode(v, inner, other)] for k, v in mapping.items()]
         return {_MAPPING_TAGS[kind]: pairs}
     if type(value) is set or type(value) is frozenset:
-        return {"s" if kind is set else "fs": [encode(item, inner) for item in value]}
+        return {"s" if kind is set else "fs": [encode(item, inner, other) for item in value]}
     if type(value) is collections.deque:
-        items = [encode(item, inner) for item in value]
+        items = [encode(item, inner, other) for item in value]
         return {"dq": items} if value.maxlen is None else {"dqm": [value.maxlen, items]}
     if type(value) is bytes or type(value) is bytearray:
         return {"b" if kind is bytes else "ba": base64.b64encode(value).decode("ascii")}
@@ -64,6 +81,12 @@ def encode(value: object, depth: int = 0) -> Any:
         return {"dec": str(value)}
     if type(value) is fractions.Fraction:
         return {"frac": [_encode_int(value.numerator), _encode_int(value.denominator)]}
+    if type(value) is slice:
+        return {
+            "sl": [encode(part, inner, other) for part in (value.start, value.stop, value.step)]
+        }
+    if other is not None:
+        return other(value)
     raise Unserialisable(f"a value of type {kind.__qualname__} cannot cross as plain data")
 
 
@@ -72,7 +95,7 @@ def message_of(exc: BaseException, limit: int) -> str:
     in decimal, and a candidate's ``__str__`` may raise anything)."""
     try:
         return str(exc)[:limit]
-    except Exception:
+    except BaseException:  # also the judge's own fault: a message that shows a remote object
         return f"<the {type(exc).__name__} message cannot be printed>"[:limit]
 
 
@@ -80,13 +103,18 @@ def _encode_int(value: int) -> Any:
     return value if value.bit_length() <= _PLAIN_INT_BITS else {"i": format(value, "x")}
 
 
-def decode(data: Any) -> Any:
-    """Inverse of `encode`; builds only builtin and stdlib value types."""
+def decode(data: Any, ref: Ref | None = None) -> Any:
+    """Inverse of `encode`; builds only builtin and stdlib value types, and hands reference
+    forms to ``ref`` (refused without one)."""
     if data is None or type(data) in (bool, int, str):
         return data
     if type(data) is list:
-        return [decode(item) for item in data]
-    if type(data) is not dict or len(data) != 1:
+        return [decode(item, ref) for item in data]
+    if type(data) is not dict:
+        raise ValueError("malformed value")
+    if ref is not None and not REFERENCE_KEYS.isdisjoint(data):
+        return ref(data)
+    if len(data) != 1:
         raise ValueError("malformed value")
     ((tag, payload),) = data.items()
     if tag == "i":
@@ -96,20 +124,20 @@ def decode(data: Any) -> Any:
     if tag == "f":
         return float(payload)
     if tag == "t":
-        return tuple(decode(item) for item in payload)
+        return tuple(decode(item, ref) for item in payload)
     if tag in ("d", "od", "ctr"):
         factory = {"d": dict, "od": collections.OrderedDict, "ctr": collections.Counter}[tag]
         # Built from a dict: Counter(pairs) would count the pairs instead of taking them.
-        return factory({decode(k): decode(v) for k, v in payload})
+        return factory({decode(k, ref): decode(v, ref) for k, v in payload})
     if tag in ("s", "fs"):
-        return (set if tag == "s" else frozenset)(decode(item) for item in payload)
+        return (set if tag == "s" else frozenset)(decode(item, ref) for item in payload)
     if tag == "dq":
-        return collections.deque(decode(item) for item in payload)
+        return collections.deque(decode(item, ref) for item in payload)
     if tag == "dqm":  # a bounded deque keeps its bound, or appends would drop the wrong end
         maxlen, items = payload
         if type(maxlen) is not int or maxlen < 0:
             raise ValueError("malformed bounded deque")
-        return collections.deque((decode(item) for item in items), maxlen)
+        return collections.deque((decode(item, ref) for item in items), maxlen)
     if tag in ("b", "ba"):
         raw = base64.b64decode(payload)
         return raw if tag == "b" else bytearray(raw)
@@ -121,6 +149,8 @@ def decode(data: Any) -> Any:
         return decimal.Decimal(payload)
     if tag == "frac":
         return fractions.Fraction(*[_decode_int(item) for item in payload])
+    if tag == "sl":
+        return slice(*[decode(item, ref) for item in payload])
     raise ValueError(f"unknown value tag {tag!r}")
 
 

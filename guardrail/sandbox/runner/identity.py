@@ -11,6 +11,10 @@ Values cross as copies, so three things a test can observe in-process would be l
   counts of every mutable object reachable from the arguments before and after the call.
 
 The last two make the call ``unserialisable`` (never ``verified``): fail closed, not a guess.
+The kept-reference check is skipped where keeping is the point: a call through a handle (a
+method: the object keeps what it is given) and a call whose result crossed as a new handle (a
+generator keeps its argument). Residual risk there: the candidate's copy and the test's object
+diverge unseen if either changes later (a generator that changes its input while iterated).
 Parts of the arguments inside a result (``index_by(records)`` returns the records) cross as
 copies: that they are the test's own objects is not carried.
 """

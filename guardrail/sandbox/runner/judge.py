@@ -2,34 +2,34 @@
 channel, and decide every outcome itself.
 
 Every test outcome carries a ``fault`` kind that only the judge's own code paths set (the call
-timed out, the candidate's process ended, it broke the protocol, a value could not cross); the
-verdict's status derives from those kinds, never from an outcome word. A candidate's exception
-becomes ``ERROR:<name>`` with the name reduced to identifier characters, so naming an exception
-``Unserialisable`` or ``CandidateExited`` changes nothing but the word.
+timed out, the candidate's process ended, it broke the protocol, a value could not cross, the
+code lacked its module's context or a dependency); the verdict's status derives from those
+kinds, never from an outcome word. A test judged ``FAIL`` on the code as it ran makes the
+candidate ``failed`` even when another test lacked context: that failure was real.
+
+The tests see the candidate as doctests see a module: the names ``job["bind"]`` gives are remote
+references to the candidate's globals, other free names resolve to its globals lazily (real
+builtins and the tests' own names first), and packages of the job's context import as remote
+modules (`remote.Names`). The judge never runs the candidate's or the package's code.
+
+A candidate's exception becomes ``ERROR:<name>`` with the name reduced to identifier characters,
+so naming an exception ``Unserialisable`` or ``CandidateExited`` changes nothing but the word.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
-import json
-from typing import Any, NoReturn
+import io
+import sys
+from typing import Any
 
-from .codec import (
-    Unserialisable,
-    by_position_and_name,
-    can_write_back,
-    decode,
-    encode,
-    message_of,
-    write_back,
-)
-from .framing import ChannelClosed, read_frame, write_frame
-
-
-class _Fault(BaseException):
-    """The call could not be judged; the fault kind is in ``args[0]``."""
-
+from .calls import Calls, Fault, lacks_context
+from .codec import message_of
+from .doctesting import Unjudged, doctest_example, example_sources
+from .exceptions import safe_name
+from .framing import ChannelClosed, read_frame
+from .remote import Names, RemoteHandle
 
 # Fault kind (also the verdict's reason word) -> the outcome word the release uses for it.
 FAULT_OUTCOMES = {
@@ -37,123 +37,28 @@ FAULT_OUTCOMES = {
     "candidate_exited": "ERROR:CandidateExited",
     "protocol_violation": "ERROR:ProtocolViolation",
     "unserialisable": "ERROR:Unserialisable",
+    "missing_context": "ERROR:MissingContext",
+    "missing_dependency": "ERROR:MissingDependency",
 }
-MAX_NAME = 100
-# Greeting types of a load refused for want of something (runner/loader.py) -> the reason.
-_WANTING = {"MissingDependency": "missing_dependency", "MissingContext": "missing_context"}
+# A refused load (the greeting's type) that says what was missing rather than what was wrong.
+_LOAD_REASONS = {
+    "MissingEntryPoint": ("error", "missing_entry_point"),
+    "MissingDependency": ("unverifiable", "missing_dependency"),
+    "ModuleNotFoundError": ("unverifiable", "missing_dependency"),
+    "MissingContext": ("unverifiable", "missing_context"),
+}
 
 
-def safe_name(name: object) -> str:
-    """An exception type name as plain identifier characters, capped: candidate text is data."""
-    text = str(name)[:MAX_NAME]
-    return "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in text) or "_"
+class _Nowhere(io.TextIOBase):
+    """The judge's stdout (its descriptor 1 is closed): the candidate's printed text lands here
+    unless a test (a doctest checker) has put its own stream in place."""
+
+    def write(self, text: str) -> int:
+        return len(text)
 
 
-_NEVER_REBUILT = (StopIteration, StopAsyncIteration)
-
-
-class CandidateRaised(Exception):
-    """Stand-in for a candidate exception that is not a builtin one."""
-
-
-class CandidateRaisedBase(BaseException):
-    """Stand-in for a candidate's ``SystemExit``, ``KeyboardInterrupt`` or other exception that
-    is not an `Exception`: a test's ``except Exception`` must not catch it (in-process it would
-    not), so it stays outside that family."""
-
-
-def _rebuild_exception(info: dict[str, Any]) -> BaseException:
-    name = safe_name(info.get("type", "Exception"))
-    message = str(info.get("message", ""))
-    for base_name in info.get("bases", []):
-        base = getattr(builtins, str(base_name), None)
-        if base in _NEVER_REBUILT:
-            break  # raised inside a test, it would end the test's map() or filter() early
-        if isinstance(base, type) and issubclass(base, Exception):
-            cls: type[Exception] = base if base_name == name else type(name, (base,), {})
-            try:
-                rebuilt: BaseException = cls(message)
-            except TypeError:
-                break
-            return rebuilt
-    family = CandidateRaised if "Exception" in info.get("bases", []) else CandidateRaisedBase
-    stand_in: type[BaseException] = type(name, (family,), {})
-    return stand_in(message)
-
-
-class Judge:
-    """Runs the spec's tests in a namespace whose candidate functions are remote proxies."""
-
-    def __init__(self, channel: int, deadline: float) -> None:
-        self.channel = channel
-        self.deadline = deadline
-        self.fault: str | None = None  # sticky kind: once set, every later test reports it
-        self.last_fault: tuple[str, str] | None = None  # (kind, detail) of the latest in a test
-
-    def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if self.fault:
-            raise _Fault(self.fault)
-        try:
-            request: dict[str, Any] = {
-                "name": name,
-                "args": [encode(a) for a in args],
-                "kwargs": {str(k): encode(v) for k, v in kwargs.items()},
-            }
-            before = by_position_and_name(request["args"], request["kwargs"])
-            targets = by_position_and_name(list(args), {str(k): v for k, v in kwargs.items()})
-        except Unserialisable as exc:
-            self._fail("unserialisable", str(exc), sticky=False)
-        try:
-            write_frame(self.channel, request)
-            reply = read_frame(self.channel, self.deadline)
-        except TimeoutError:
-            self._fail("timeout", "the candidate ran past its time limit")
-        except (ChannelClosed, OSError):
-            self._fail("candidate_exited", "the candidate process ended during a call")
-        except (ValueError, RecursionError, MemoryError) as exc:  # not JSON, or nested to crash
-            self._fail("protocol_violation", f"unreadable reply: {exc!r}"[:500])
-        if not isinstance(reply, dict):
-            self._fail("protocol_violation", "reply is not an object")
-        if "unserialisable" in reply:
-            self._fail("unserialisable", str(reply["unserialisable"]), sticky=False)
-        raised = reply.get("raised")
-        if raised is not None and not isinstance(raised, dict):
-            self._fail("protocol_violation", "malformed exception in the reply")
-        try:
-            after = by_position_and_name(reply["args"], reply["kwargs"])
-            # Compared as JSON text: ``True == 1`` in Python, but an int turned into a bool in
-            # place is a change the test may check (``type(v) is int``).
-            changed = [key for key in before if _text(after[key]) != _text(before[key])]
-            updates = {key: decode(after[key]) for key in changed}
-            value = None if raised is not None else self._value(reply["value"], targets)
-        except (KeyError, ValueError, TypeError, AttributeError, RecursionError) as exc:
-            self._fail("protocol_violation", f"malformed reply: {exc!r}"[:500])
-        if any(not can_write_back(targets[key]) for key in changed):
-            self._fail(
-                "unserialisable",
-                "the candidate changed an argument in a way that cannot be copied back"
-                " (a container nested in it, or one the test may also hold elsewhere)",
-                sticky=False,
-            )
-        for key, updated in updates.items():
-            write_back(targets[key], updated)
-        if raised is not None:
-            raise _rebuild_exception(raised)
-        return value
-
-    @staticmethod
-    def _value(encoded: Any, targets: dict[int | str, Any]) -> Any:
-        """The call's result: an argument the candidate returned as itself is the test's own
-        object (written back first), so ``f(xs) is xs`` holds as it would in-process."""
-        if type(encoded) is dict and set(encoded) == {"arg"}:
-            return targets[encoded["arg"]]
-        return decode(encoded)
-
-    def _fail(self, kind: str, detail: str, *, sticky: bool = True) -> NoReturn:
-        self.last_fault = (kind, detail)
-        if sticky:
-            self.fault = kind
-        raise _Fault(kind, detail)
+class Judge(Calls):
+    """Runs the spec's tests in a namespace whose candidate names are remote references."""
 
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -168,59 +73,102 @@ class Judge:
             return make_report(
                 "error", "protocol_violation", "the candidate's greeting is malformed"
             )
+        context = job.get("context")
+        self.has_context = bool(context)
         if not hello.get("loaded"):
-            kind = safe_name(hello.get("type"))
-            message = f"{kind}: {hello.get('message', '')}"[:2000]
-            if kind in _WANTING:  # loader.LoadRefused: not the code's fault, never failed
-                return make_report("unverifiable", _WANTING[kind], message)
-            reason = "missing_entry_point" if kind == "MissingEntryPoint" else "load_error"
-            return make_report("error", reason, message)
-        namespace: dict[str, Any] = {"__name__": "__judge__"}
+            return self._refused(hello)
+        sys.stdout = _Nowhere()
+        shipped = set(context.get("modules", {})) if isinstance(context, dict) else set()
         try:
+            names = Names(self._lookup, _bound_by(_nodes(job)))
+            names["__import__"] = self._importer({n.partition(".")[0] for n in shipped}, shipped)
+            namespace: dict[str, Any] = {
+                "__name__": "__judge__",
+                "__builtins__": names,
+                "__doctest_example__": doctest_example,
+            }
             exec(compile(job["setup"], "<setup>", "exec"), namespace)
         except BaseException as exc:
             return make_report("error", "setup_error", f"the spec's setup raised {exc!r}"[:2000])
-        offered = hello.get("functions")
-        bound = offered if isinstance(offered, list) else []
-        for name in _names_to_bind(offered, job, namespace):
-            namespace[name] = self._proxy(name)
+        bind = job.get("bind") or {job["entry_point"]: job["entry_point"]}
+        for name, target in bind.items():
+            namespace[str(name)] = RemoteHandle(self, {"global": str(target)})
         tests = [self._run_test(test, namespace) for test in job["tests"]]
+        offered = hello.get("functions")
         alias = hello.get("alias")
-        if not (isinstance(alias, str) and alias.isidentifier() and alias in bound):
+        if not (isinstance(alias, str) and alias.isidentifier() and alias in (offered or [])):
             alias = None  # the candidate's word; kept only when it names a real function
         report = make_report(*_status_of(tests), alias=alias)
         report["tests"] = tests
         return report
 
-    def _fault_during_test(self) -> tuple[str, str] | None:
-        return self.last_fault
+    def _refused(self, hello: dict[str, Any]) -> dict[str, Any]:
+        """The report for code that did not load: what was missing, or what went wrong."""
+        kind = safe_name(hello.get("type"))
+        message = str(hello.get("message", ""))
+        status, reason = _LOAD_REASONS.get(kind, ("error", "load_error"))
+        if not self.has_context and lacks_context(kind, message):
+            status, reason = "unverifiable", "missing_context"
+        return make_report(status, reason, f"{kind}: {message}"[:2000])
 
-    def _proxy(self, name: str) -> Any:
-        def proxy(*args: Any, **kwargs: Any) -> Any:
-            return self.call(name, args, kwargs)
+    def _lookup(self, name: str) -> Any:
+        """A free name of the tests, from the candidate's globals (remote objects are kept)."""
+        cached = self.globals.get(name)
+        if cached is not None:
+            return cached
+        value = self.operate("get", {"global": name})
+        if isinstance(value, RemoteHandle):
+            self.globals[name] = value
+        return value
 
-        proxy.__name__ = proxy.__qualname__ = name
-        return proxy
+    def _importer(self, packages: set[str], shipped: set[str]) -> Any:
+        """``__import__`` for the tests: a package of the job's context is the candidate's,
+        imported there and seen here as remote modules; anything else is a real import."""
+
+        def import_(
+            name: str,
+            globals: Any = None,
+            locals: Any = None,
+            fromlist: Any = (),
+            level: int = 0,
+        ) -> Any:
+            if level or name.partition(".")[0] not in packages:
+                return builtins.__import__(name, globals, locals, fromlist, level)
+            module = self.import_module(name)
+            for item in fromlist or ():
+                if f"{name}.{item}" in shipped:
+                    self.import_module(f"{name}.{item}")
+            return module if fromlist else self.import_module(name.partition(".")[0])
+
+        return import_
 
     def _run_test(self, test: str, namespace: dict[str, Any]) -> dict[str, Any]:
         if self.fault:
             return _outcome(test, self.fault, "not run: an earlier test ended the candidate")
         self.last_fault = None
+        outcome = {"test": test, "outcome": "pass", "detail": "", "fault": None}
         try:
             exec(compile(test, "<test>", "exec"), namespace)
-        except _Fault:
+        except Fault:
             pass
+        except Unjudged as exc:  # an earlier example's fault left it nothing to judge
+            return _outcome(test, "unserialisable", message_of(exc, 500))
         except AssertionError as exc:
-            return {"test": test, "outcome": "FAIL", "detail": message_of(exc, 500), "fault": None}
+            outcome.update(outcome="FAIL", detail=message_of(exc, 500))
+        except ModuleNotFoundError as exc:  # the test's own import: this image lacks it
+            return _outcome(test, "missing_dependency", message_of(exc, 500))
         except BaseException as exc:
-            outcome = f"ERROR:{safe_name(type(exc).__name__)}"
-            detail = message_of(exc, 500)
-            return {"test": test, "outcome": outcome, "detail": detail, "fault": None}
-        # A fault caught by the test itself (``except BaseException``) still decides the outcome.
+            outcome.update(outcome=f"ERROR:{safe_name(type(exc).__name__)}")
+            outcome["detail"] = message_of(exc, 500)
+        # A fault decides the outcome even when the test caught it (``except BaseException``)
+        # and went on: what followed rested on something the judge could not judge.
         fault = self._fault_during_test()
         if fault is not None:
             return _outcome(test, *fault)
-        return {"test": test, "outcome": "pass", "detail": "", "fault": None}
+        return outcome
+
+    def _fault_during_test(self) -> tuple[str, str] | None:
+        return self.last_fault  # a method: mypy would take it for None after the reset above
 
 
 def _outcome(test: str, kind: str, detail: str) -> dict[str, Any]:
@@ -228,28 +176,11 @@ def _outcome(test: str, kind: str, detail: str) -> dict[str, Any]:
     return {"test": test, "outcome": FAULT_OUTCOMES[kind], "detail": detail[:500], "fault": kind}
 
 
-def _names_to_bind(offered: Any, job: dict[str, Any], namespace: dict[str, Any]) -> list[str]:
-    """The entry point, plus candidate functions the tests name that nothing else defines.
-
-    The list comes from the candidate, so it is never trusted to shadow a builtin (a proxy named
-    ``abs`` or ``len`` would let the candidate answer the judge's own arithmetic).
-    """
-    nodes = [node for test in job["tests"] for node in ast.walk(ast.parse(test))]
-    referenced = {node.id for node in nodes if isinstance(node, ast.Name)}
-    # A name the tests bind themselves (``route = find_route(...)``) is the test's variable, never
-    # a candidate function: bound as a proxy it would answer for the test.
-    referenced -= _bound_by(nodes)
-    names = [job["entry_point"]]
-    for name in offered if isinstance(offered, list) else []:
-        if (
-            isinstance(name, str)
-            and name in referenced
-            and name not in namespace
-            and not hasattr(builtins, name)
-            and name not in names
-        ):
-            names.append(name)
-    return names
+def _nodes(job: dict[str, Any]) -> list[ast.AST]:
+    """Every node of the setup and tests, and of the doctest examples the tests carry as text."""
+    trees = [ast.parse(text) for text in [job["setup"], *job["tests"]]]
+    trees += [ast.parse(source) for tree in trees for source in example_sources(tree)]
+    return [node for tree in trees for node in ast.walk(tree)]
 
 
 def _bound_by(nodes: list[ast.AST]) -> set[str]:
@@ -269,11 +200,6 @@ def _bound_by(nodes: list[ast.AST]) -> set[str]:
     return bound
 
 
-def _text(encoded: Any) -> str:
-    """An encoded value as canonical JSON text: equal only if equal in type as well as value."""
-    return json.dumps(encoded, separators=(",", ":"))
-
-
 def _status_of(tests: list[dict[str, Any]]) -> tuple[str, str, str]:
     """The verdict from the judge's fault kinds; outcome words (candidate text) decide nothing."""
     if not tests:
@@ -288,8 +214,12 @@ def _status_of(tests: list[dict[str, Any]]) -> tuple[str, str, str]:
     if "protocol_violation" in faults:
         return "error", "protocol_violation", "the candidate broke the call protocol"
     judged_fail = [t for t in tests if t["fault"] is None and t["outcome"] != "pass"]
-    if judged_fail:
+    if judged_fail:  # judged on the code as it ran: wrong, whatever else could not be judged
         return "failed", "tests_failed", f"{len(judged_fail)} of {len(tests)} tests failed"
+    for kind in ("missing_dependency", "missing_context"):  # what was missing, named
+        first = next((t["detail"] for t in tests if t["fault"] == kind), None)
+        if first is not None:
+            return "unverifiable", kind, first
     return (
         "unverifiable",
         "unserialisable",

@@ -22,6 +22,7 @@ from guardrail.integration import (
     Tests,
     check_tests,
     plan_gate,
+    public_metadata,
     verdict_from_metadata,
 )
 from guardrail.spec import Spec
@@ -69,6 +70,9 @@ class GateSettings(BaseModel):
     """The function name the tests call; inferred from the tests when ``None``."""
     setup: str = ""
     """Code run in the judge before each test (imports, helpers)."""
+    include_paths: bool = False
+    """Keep absolute host paths (``root``, an absolute ``file``) in the Documents handed over;
+    by default ``root`` is left out and ``file`` is relative to it."""
 
     @field_validator("policy", mode="after")
     @classmethod
@@ -110,12 +114,24 @@ class GateSettings(BaseModel):
 
 
 def gated_documents(
-    plan: GatePlan[Document], result: GateResult, limit: int | None = None
+    plan: GatePlan[Document],
+    result: GateResult,
+    limit: int | None = None,
+    *,
+    include_paths: bool = False,
 ) -> list[Document]:
-    """The Documents the policy kept, in its order, at most ``limit``, each with its verdict."""
+    """The Documents the policy kept, in its order, at most ``limit``, each with its verdict;
+    host paths left out of their metadata unless ``include_paths`` (`public_metadata`)."""
     # Copies: documents the caller handed in are never modified.
     return [
-        document.model_copy(update={"metadata": {**document.metadata, METADATA_KEY: metadata}})
+        document.model_copy(
+            update={
+                "metadata": {
+                    **public_metadata(document.metadata, include_paths=include_paths),
+                    METADATA_KEY: metadata,
+                }
+            }
+        )
         for document, metadata in plan.kept(result, limit)
     ]
 

@@ -43,7 +43,7 @@ class ExecutionGateCompressor(BaseDocumentCompressor, GateSettings):
         """The documents the policy keeps, verified first, each with its verdict."""
         plan = self.plan(query, documents)
         result = self.gate.gate(plan.candidates, plan.specs, policy=self.policy)
-        return gated_documents(plan, result)
+        return gated_documents(plan, result, include_paths=self.include_paths)
 
     async def acompress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
@@ -51,4 +51,4 @@ class ExecutionGateCompressor(BaseDocumentCompressor, GateSettings):
         """`compress_documents`, verifying the documents concurrently without blocking the loop."""
         plan = self.plan(query, documents)
         result = await self.gate.agate(plan.candidates, plan.specs, policy=self.policy)
-        return gated_documents(plan, result)
+        return gated_documents(plan, result, include_paths=self.include_paths)

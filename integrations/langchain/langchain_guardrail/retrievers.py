@@ -113,7 +113,7 @@ class GuardedRetriever(BaseRetriever, GateSettings):
         retrieved = self._retrieve(query, call.fetch_k, run_manager.get_child())
         plan = self.plan(query, retrieved, call.tests)
         result = self.gate.gate(plan.candidates, plan.specs, policy=call.policy)
-        return gated_documents(plan, result, call.k)
+        return gated_documents(plan, result, call.k, include_paths=self.include_paths)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
@@ -122,7 +122,7 @@ class GuardedRetriever(BaseRetriever, GateSettings):
         retrieved = await self._aretrieve(query, call.fetch_k, run_manager.get_child())
         plan = self.plan(query, retrieved, call.tests)
         result = await self.gate.agate(plan.candidates, plan.specs, policy=call.policy)
-        return gated_documents(plan, result, call.k)
+        return gated_documents(plan, result, call.k, include_paths=self.include_paths)
 
     def _call(self, kwargs: dict[str, Any]) -> _Call:
         unknown = sorted(set(kwargs) - set(_CALL_OPTIONS))

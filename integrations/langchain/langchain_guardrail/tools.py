@@ -1,18 +1,20 @@
 """`GuardedCodeSearchTool`: retrieve-then-verify as a tool an agent can call.
 
 The agent passes a query and, ideally, the tests it wrote for the function it needs. The tool
-answers with text an LLM can act on (verified code first, labelled, and a plain sentence when
-nothing could be verified) and, as the tool message's artifact, the Documents with their verdicts.
+answers with text an LLM can act on (`render_for_llm`: verified code first, each result labelled
+with what it was judged against, a plain sentence when nothing could be verified, the import that
+reaches a function that exists but could not run here) and, as the tool message's artifact, the
+Documents with their verdicts.
 
-Code, names, paths and messages in that text come from the index and from candidates: each is
-one cleaned, capped line (`guardrail.safetext`), and code sits in a fence longer than any run of
-backticks inside it, so a snippet cannot close its block and write a forged ``VERIFIED`` label.
+Problems the LLM can fix or must know about do not end the agent's run: tests that do not parse,
+that call no function, or that are too large, and a sandbox or index that does not answer, raise
+`ToolException`, which ``handle_tool_error`` (on by default) turns into the tool's message.
+Nothing is labelled VERIFIED without having run and passed.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import Any, Literal
 
 from langchain_core.callbacks import (
@@ -21,11 +23,13 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool
-from pydantic import BaseModel, ConfigDict, Field
+from langchain_core.tools import BaseTool, ToolException
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.v1 import ValidationError as ValidationErrorV1
 
-from guardrail.integration import METADATA_KEY
-from guardrail.safetext import clean, one_line
+from guardrail.errors import SpecError, UnavailableError
+from guardrail.safetext import one_line
+from langchain_guardrail._tool_text import render_for_llm
 from langchain_guardrail.retrievers import GuardedRetriever
 
 __all__ = ["GuardedCodeSearchInput", "GuardedCodeSearchTool", "render_for_llm"]
@@ -42,6 +46,19 @@ class GuardedCodeSearchInput(BaseModel):
             "e.g. \"assert slugify('Hello World') == 'hello-world'\". Without tests only code "
             "with tests stored in the index can be verified."
         ),
+    )
+
+
+def _bad_arguments(error: ValidationError | ValidationErrorV1) -> str:
+    """What the LLM is told when its arguments do not fit `GuardedCodeSearchInput`."""
+    problems = "; ".join(
+        f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}"
+        for item in error.errors()
+    )
+    return one_line(
+        f"The arguments do not fit this tool: {problems}. Give 'query' as a string and 'tests'"
+        " as a list of strings, each one assert statement.",
+        1_000,
     )
 
 
@@ -64,6 +81,13 @@ class GuardedCodeSearchTool(BaseTool):
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     retriever: GuardedRetriever
     """The gated retriever the tool calls."""
+    handle_tool_error: bool | str | Callable[[ToolException], str] | None = True
+    """On by default: bad tests and an unavailable sandbox or index become the tool's message
+    instead of an exception that ends the agent's run."""
+    handle_validation_error: (
+        bool | str | Callable[[ValidationError | ValidationErrorV1], str] | None
+    ) = _bad_arguments
+    """On by default: arguments that do not fit the schema become a message naming them."""
 
     def _run(
         self,
@@ -72,7 +96,10 @@ class GuardedCodeSearchTool(BaseTool):
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> tuple[str, list[Document]]:
         config: RunnableConfig = {"callbacks": run_manager.get_child() if run_manager else None}
-        documents = self.retriever.invoke(query, config, **_tests_kwarg(tests))
+        try:
+            documents = self.retriever.invoke(query, config, **_tests_kwarg(tests))
+        except (SpecError, UnavailableError) as exc:
+            raise _tool_exception(exc, self.name) from exc
         return render_for_llm(query, documents, tests=tests), documents
 
     async def _arun(
@@ -82,80 +109,29 @@ class GuardedCodeSearchTool(BaseTool):
         run_manager: AsyncCallbackManagerForToolRun | None = None,
     ) -> tuple[str, list[Document]]:
         config: RunnableConfig = {"callbacks": run_manager.get_child() if run_manager else None}
-        documents = await self.retriever.ainvoke(query, config, **_tests_kwarg(tests))
+        try:
+            documents = await self.retriever.ainvoke(query, config, **_tests_kwarg(tests))
+        except (SpecError, UnavailableError) as exc:
+            raise _tool_exception(exc, self.name) from exc
         return render_for_llm(query, documents, tests=tests), documents
 
 
-def render_for_llm(
-    query: str, documents: Sequence[Document], *, tests: Sequence[str] | None = None
-) -> str:
-    """Gated documents as text for an LLM: each labelled VERIFIED or UNVERIFIED, verified first.
-
-    When no document is verified the text says so in its first sentence, so that an agent does
-    not mistake untested code for a solution.
-    """
-    verified = [d for d in documents if _status(d) == "verified"]
-    against = "your tests" if tests else _tests_named_by(documents)
-    quoted = one_line(repr(query))
-    if verified:
-        head = f"{len(verified)} result(s) for {quoted} ran and passed {against}."
-    else:
-        head = (
-            f"Nothing could be verified for {quoted}: no retrieved code ran and passed "
-            f"{against}. Do not use unverified code as a solution; write the function yourself"
-            + ("." if tests else " or call this tool again with tests.")
+def _tool_exception(exc: SpecError | UnavailableError, tool: str) -> ToolException:
+    """What the LLM is told instead of an exception that would end the agent's run."""
+    problem = one_line(str(exc), 1_000)
+    if isinstance(exc, SpecError):
+        return ToolException(
+            f"Your tests could not be used, so nothing ran: {problem}. Fix them and call {tool}"
+            " again (a list of Python statements, each an assert that calls the function you"
+            " need by name; at most 256 KiB in all), or call it without tests."
         )
-    blocks = [head, *(_block(number, d) for number, d in enumerate(documents, start=1))]
-    return "\n\n".join(blocks)
-
-
-_SOURCE_WORDS = {
-    "query": "the retriever's tests",
-    "provider": "the tests the retriever's test provider gave",
-    "stored": "the tests stored with the code",
-    "doctest": "the examples in the code's docstrings",
-}
-
-
-def _tests_named_by(documents: Sequence[Document]) -> str:
-    """What the verdicts were judged against, from their ``spec_source``."""
-    sources = {
-        str((d.metadata.get(METADATA_KEY) or {}).get("spec_source", "none")) for d in documents
-    }
-    words = [_SOURCE_WORDS[source] for source in sorted(sources) if source in _SOURCE_WORDS]
-    return " or ".join(words) or "any tests (none were available)"
+    hint = f" ({one_line(exc.hint)})" if exc.hint else ""
+    return ToolException(
+        f"Code search is unavailable, so no code could be run or verified: {problem}{hint}."
+        " Do not present retrieved or remembered code as verified; tell the user the sandbox"
+        " or index must be started, or write the function yourself and say it is untested."
+    )
 
 
 def _tests_kwarg(tests: list[str] | None) -> dict[str, Any]:
     return {} if tests is None else {"tests": tests}
-
-
-def _status(document: Document) -> str:
-    verdict = document.metadata.get(METADATA_KEY) or {}
-    return str(verdict.get("status", "unverifiable"))
-
-
-def _block(number: int, document: Document) -> str:
-    verdict: dict[str, Any] = document.metadata.get(METADATA_KEY) or {}
-    meta = document.metadata
-    where = str(meta.get("qualified_name") or meta.get("entry_point") or "")
-    if meta.get("file"):
-        lines = f":{meta['start_line']}-{meta['end_line']}" if meta.get("start_line") else ""
-        where = f"{where} ({meta['file']}{lines})" if where else f"{meta['file']}{lines}"
-    if _status(document) == "verified":
-        passed = len(verdict.get("passed_tests", []))
-        label = f"VERIFIED: passed {passed}/{passed} tests"
-        if verdict.get("alias"):
-            label += f" (function {one_line(repr(verdict['alias']))} called as the tested name)"
-    else:
-        reason = one_line(str(verdict.get("message") or "no tests could run"))
-        label = f"UNVERIFIED ({reason}); do not rely on it without testing it"
-    title = f"[{number}] {label}" + (f" - {one_line(where)}" if where else "")
-    code = clean(document.page_content.rstrip(), CODE_LIMIT)
-    fence = "`" * max(3, 1 + max((len(run) for run in _BACKTICKS.findall(code)), default=0))
-    return f"{title}\n{fence}python\n{code}\n{fence}"
-
-
-CODE_LIMIT = 100_000
-"""Characters of one snippet's code shown to the LLM; longer code ends in a visible marker."""
-_BACKTICKS = re.compile("`+")

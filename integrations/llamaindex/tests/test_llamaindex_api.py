@@ -24,11 +24,13 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 def test_public_api_is_pinned() -> None:
     assert sorted(package.__all__) == [
         "ExecutionGatePostprocessor",
+        "GuardedQueryEngine",
         "GuardedRetriever",
         "GuardrailMiniLMEmbedding",
         "METADATA_KEY",
         "SpecSource",
         "TestedQueryBundle",
+        "VERDICT_TEXT_KEY",
         "verdict_of",
     ]
     assert package.METADATA_KEY == "guardrail"

@@ -15,6 +15,7 @@ from llamaindex_pool import CLAMP_CLONES, CLAMP_QUERY, CLAMP_TESTS, CORRECT_ID
 from guardrail.gate import Gate, Policy
 from llama_index.retrievers.guardrail import (
     METADATA_KEY,
+    VERDICT_TEXT_KEY,
     ExecutionGatePostprocessor,
     GuardedRetriever,
     TestedQueryBundle,
@@ -42,8 +43,9 @@ def test_query_engine_over_the_guarded_retriever_shows_the_llm_only_verified_cod
     prompt = str(response)
     assert "def clamp(value, low, high)" in prompt
     assert _shown_clones(prompt) == []
-    assert METADATA_KEY not in prompt
-    assert "verified" not in prompt
+    # The LLM reads the verdict's line, not the verdict dict.
+    assert f"{VERDICT_TEXT_KEY}: VERIFIED against the query's tests: passed 5/5" in prompt
+    assert f"{METADATA_KEY}:" not in prompt and "passed_tests" not in prompt
 
 
 async def test_async_query_engine_over_the_guarded_retriever(

@@ -171,7 +171,7 @@ def test_verdict_metadata_survives_json_serialisation(
     }
 
 
-def test_verdict_stays_out_of_embedding_and_llm_text_and_inputs_are_not_modified(
+def test_verdict_dict_stays_out_of_embedding_and_llm_text_and_inputs_are_not_modified(
     clamp_index: VectorStoreIndex, gate: Gate
 ) -> None:
     base = clamp_index.as_retriever(similarity_top_k=6)
@@ -183,7 +183,11 @@ def test_verdict_stays_out_of_embedding_and_llm_text_and_inputs_are_not_modified
         text = inner.get_content(metadata_mode=mode)
         assert "def clamp" in text
         assert "verified" not in text
-        assert METADATA_KEY not in text
+        assert f"{METADATA_KEY}:" not in text
+    # The LLM reads the verdict's one line; the embedding does not.
+    line = "guardrail_verdict: VERIFIED against the query's tests: passed 5/5"
+    assert line in inner.get_content(metadata_mode=MetadataMode.LLM)
+    assert "VERIFIED" not in inner.get_content(metadata_mode=MetadataMode.EMBED)
     # The full metadata view still shows it, for programs.
     assert "verified" in inner.get_content(metadata_mode=MetadataMode.ALL)
 

@@ -98,7 +98,7 @@ def test_tool_returns_verified_code_and_the_documents(chroma_store: Chroma, gate
     message = tool.invoke(_call(tool, CHUNK.query, list(CHUNK.tests)))
     assert isinstance(message, ToolMessage) and isinstance(message.content, str)
     assert message.content.startswith("1 result(s) for 'split a list into chunks")
-    assert "[1] VERIFIED: passed 3/3 tests - chunk" in message.content
+    assert "[1] VERIFIED against your tests: passed 3/3 - chunk" in message.content
     assert CHUNK.canonical.strip() in message.content
     assert [d.page_content for d in message.artifact] == [CHUNK.canonical]
 
@@ -117,7 +117,11 @@ async def test_tool_says_plainly_when_nothing_could_be_verified(
     message = tool.invoke(_call(tool, LEAP.query, None))
     assert message.content.startswith("Nothing could be verified")
     assert "call this tool again with tests" in message.content
-    assert message.content.count("UNVERIFIED (no tests to verify") == len(message.artifact) == 4
+    judged_by_nothing = (
+        "UNVERIFIED: judged against nothing (no tests were given and none are stored)"
+    )
+    assert message.content.count(judged_by_nothing) == len(message.artifact) == 4
+    assert all(d.metadata[METADATA_KEY]["judged_against"] == "nothing" for d in message.artifact)
 
 
 def _call(tool: GuardedCodeSearchTool, query: str, tests: list[str] | None) -> dict[str, Any]:

@@ -32,7 +32,7 @@ def _run(script: str) -> str:
 def test_retrieve_then_verify_example_uses_only_verified_code(docker_sandbox: object) -> None:
     out = _run("langchain_retrieve_then_verify.py")
     assert "1 result(s) for 'convert a CamelCase identifier to snake_case' ran and passed" in out
-    assert "[1] VERIFIED: passed 3/3 tests - camel_to_snake (text/case.py:1-8)" in out
+    assert "[1] VERIFIED against your tests: passed 3/3 - camel_to_snake (text/case.py:1-8)" in out
     assert "agent adopts: text/case.py:camel_to_snake" in out
     assert "without the gate: text/case.py:snake_to_camel ranked first; it is failed" in out
     for buggy_copy in ("legacy/naming.py", "scripts/rename.py"):

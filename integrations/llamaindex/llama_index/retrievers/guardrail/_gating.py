@@ -5,6 +5,12 @@ No verification logic lives here. `GateSettings.plan` turns retrieved nodes into
 ``plan.candidates`` and ``plan.specs`` to `Gate.gate` or `Gate.agate` (the only difference between
 the sync and async paths), and `gated_nodes` turns the answer back into copies of the nodes
 carrying their verdict under ``metadata["guardrail"]``.
+
+What an LLM reads of a gated node (``get_content(MetadataMode.LLM)``, as response synthesis
+does) is its code under a few lines of metadata: ``guardrail_verdict`` (status and what it was
+judged against, `guardrail.verdict_text.describe`), its name, module, file and lines. The verdict
+dict, hashes, stored tests, setup and the docstring (already in the code) are left out through
+``excluded_llm_metadata_keys``; the verdict stays out of what is embedded.
 """
 
 from __future__ import annotations
@@ -18,16 +24,44 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from guardrail.gate import Candidate, Gate, GateResult, Policy
 from guardrail.integration import (
     METADATA_KEY,
+    PATH_KEYS,
     GatePlan,
     Tests,
     check_tests,
     plan_gate,
+    public_metadata,
     verdict_from_metadata,
 )
 from guardrail.spec import Spec
 from guardrail.verdict import Verdict
+from guardrail.verdict_text import describe
 
-__all__ = ["GateSettings", "TestProvider", "candidate_node", "gated_nodes", "verdict_of"]
+__all__ = [
+    "LLM_NOISE_KEYS",
+    "VERDICT_TEXT_KEY",
+    "GateSettings",
+    "TestProvider",
+    "candidate_node",
+    "gated_nodes",
+    "verdict_of",
+]
+
+VERDICT_TEXT_KEY = "guardrail_verdict"
+"""Metadata key of the one-line verdict an LLM reads above each node's code."""
+
+LLM_NOISE_KEYS = (
+    METADATA_KEY,
+    "content_sha256",
+    "tests",
+    "tests_source",
+    "setup",
+    "docstring",
+    "signature",
+    "entry_point",
+    *PATH_KEYS,
+)
+"""Metadata an LLM gains nothing from: the verdict dict (its line is `VERDICT_TEXT_KEY`), the
+index's hashes and stored tests, and what the code itself shows (docstring, signature, name)."""
 
 TestProvider: TypeAlias = Callable[[str, BaseNode], Sequence[str] | Spec | None]
 """``(query, node) -> tests``: tests for one retrieved node, or ``None`` to fall back to the
@@ -66,6 +100,9 @@ class GateSettings(BaseModel):
     """The function name the tests call; inferred from the tests when ``None``."""
     setup: str = ""
     """Code run in the judge before each test (imports, helpers)."""
+    include_paths: bool = False
+    """Keep absolute host paths (``root``, an absolute ``file``) in the nodes handed over; by
+    default ``root`` is left out and ``file`` is relative to it."""
 
     @field_validator("tests", mode="before")
     @classmethod
@@ -93,17 +130,22 @@ class GateSettings(BaseModel):
 
 
 def gated_nodes(
-    plan: GatePlan[NodeWithScore], result: GateResult, limit: int | None = None
+    plan: GatePlan[NodeWithScore],
+    result: GateResult,
+    limit: int | None = None,
+    *,
+    include_paths: bool = False,
 ) -> list[NodeWithScore]:
     """The nodes the policy kept, in its order, at most ``limit``, each with its verdict.
 
     Each node's score follows the gate's order (1.0 for the first, falling evenly), so a later
     LlamaIndex step that sorts by score (fusion, a reranker's cut-off) keeps verified code first;
-    the retriever's own similarity stays in the verdict as ``retrieval_score``.
+    the retriever's own similarity stays in the verdict as ``retrieval_score``. Host paths are
+    left out of the metadata unless ``include_paths`` (`guardrail.integration.public_metadata`).
     """
     kept = plan.kept(result, limit)
     return [
-        _with_verdict(node, metadata, score=1.0 - position / len(kept))
+        _with_verdict(node, metadata, score=1.0 - position / len(kept), include_paths=include_paths)
         for position, (node, metadata) in enumerate(kept)
     ]
 
@@ -125,19 +167,27 @@ def _candidate(node: NodeWithScore) -> Candidate:
     )
 
 
-def _with_verdict(node: NodeWithScore, verdict: dict[str, Any], *, score: float) -> NodeWithScore:
-    # A copy: nodes the caller (or a docstore) handed in are never modified. The verdict is for
-    # programs reading the metadata; it stays out of the text embedded and shown to an LLM.
+def _with_verdict(
+    node: NodeWithScore, verdict: dict[str, Any], *, score: float, include_paths: bool
+) -> NodeWithScore:
+    # A copy: nodes the caller (or a docstore) handed in are never modified. The verdict dict is
+    # for programs reading the metadata; the LLM reads its line, and neither is embedded.
     inner = node.node
+    shown = public_metadata(inner.metadata, include_paths=include_paths)
+    # The verdict's line first: LlamaIndex writes metadata in its order above the code.
+    metadata = {VERDICT_TEXT_KEY: describe(verdict, shown), **shown, METADATA_KEY: verdict}
+    noise = [key for key in LLM_NOISE_KEYS if key in metadata]
     copy = inner.model_copy(
         update={
-            "metadata": {**inner.metadata, METADATA_KEY: verdict},
-            "excluded_embed_metadata_keys": _plus_key(inner.excluded_embed_metadata_keys),
-            "excluded_llm_metadata_keys": _plus_key(inner.excluded_llm_metadata_keys),
+            "metadata": metadata,
+            "excluded_embed_metadata_keys": _plus(
+                inner.excluded_embed_metadata_keys, [METADATA_KEY, VERDICT_TEXT_KEY]
+            ),
+            "excluded_llm_metadata_keys": _plus(inner.excluded_llm_metadata_keys, noise),
         }
     )
     return NodeWithScore(node=copy, score=score)
 
 
-def _plus_key(keys: list[str]) -> list[str]:
-    return list(keys) if METADATA_KEY in keys else [*keys, METADATA_KEY]
+def _plus(keys: list[str], more: list[str]) -> list[str]:
+    return [*keys, *(key for key in more if key not in keys)]

@@ -76,6 +76,8 @@ class GuardedRetriever(BaseRetriever):
             nor ``tests`` give tests.
         entry_point: the function name the tests call; inferred from the tests when omitted.
         setup: code the judge runs before the tests (imports, helpers).
+        include_paths: keep absolute host paths (``root``, an absolute ``file``) in the nodes'
+            metadata; by default ``root`` is left out and ``file`` is relative to it.
         callback_manager: LlamaIndex callbacks, as for any retriever.
         verbose: LlamaIndex's verbose flag, as for any retriever.
 
@@ -97,6 +99,7 @@ class GuardedRetriever(BaseRetriever):
         test_provider: TestProvider | None = None,
         entry_point: str | None = None,
         setup: str = "",
+        include_paths: bool = False,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
@@ -122,6 +125,7 @@ class GuardedRetriever(BaseRetriever):
             test_provider=test_provider,
             entry_point=entry_point,
             setup=setup,
+            include_paths=include_paths,
         )
         self.retriever: BaseRetriever | CodeIndex = retriever
         self.fetch_k = fetch_k
@@ -131,14 +135,14 @@ class GuardedRetriever(BaseRetriever):
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         plan = self._plan(query_bundle, self._fetch(query_bundle))
         result = self.settings.gate.gate(plan.candidates, plan.specs, policy=self.settings.policy)
-        return gated_nodes(plan, result, self.k)
+        return gated_nodes(plan, result, self.k, include_paths=self.settings.include_paths)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         plan = self._plan(query_bundle, await self._afetch(query_bundle))
         result = await self.settings.gate.agate(
             plan.candidates, plan.specs, policy=self.settings.policy
         )
-        return gated_nodes(plan, result, self.k)
+        return gated_nodes(plan, result, self.k, include_paths=self.settings.include_paths)
 
     def _plan(
         self, query_bundle: QueryBundle, nodes: Sequence[NodeWithScore]

@@ -26,9 +26,10 @@ __all__ = ["ExecutionGatePostprocessor"]
 class ExecutionGatePostprocessor(GateSettings, BaseNodePostprocessor):
     """Verify the nodes in the sandbox; verified first, failed dropped (see `Policy`).
 
-    Fields: ``gate``, ``policy``, ``tests``, ``test_provider``, ``entry_point``, ``setup`` (as
-    for `GuardedRetriever`) and ``top_n``, the most nodes returned (``None``: all the policy
-    keeps). Unknown fields raise a ``ValidationError`` (LlamaIndex would ignore them).
+    Fields: ``gate``, ``policy``, ``tests``, ``test_provider``, ``entry_point``, ``setup``,
+    ``include_paths`` (as for `GuardedRetriever`) and ``top_n``, the most nodes returned
+    (``None``: all the policy keeps). Unknown fields raise a ``ValidationError`` (LlamaIndex
+    would ignore them).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
@@ -45,14 +46,14 @@ class ExecutionGatePostprocessor(GateSettings, BaseNodePostprocessor):
     ) -> list[NodeWithScore]:
         plan = self._plan(nodes, query_bundle)
         result = self.gate.gate(plan.candidates, plan.specs, policy=self.policy)
-        return gated_nodes(plan, result, self.top_n)
+        return gated_nodes(plan, result, self.top_n, include_paths=self.include_paths)
 
     async def _apostprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
         plan = self._plan(nodes, query_bundle)
         result = await self.gate.agate(plan.candidates, plan.specs, policy=self.policy)
-        return gated_nodes(plan, result, self.top_n)
+        return gated_nodes(plan, result, self.top_n, include_paths=self.include_paths)
 
     def _plan(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None

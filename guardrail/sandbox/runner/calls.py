@@ -1,0 +1,253 @@
+"""The judge's end of the channel: requests to the candidate, and the callbacks it asks for.
+
+Every request waits for its reply under the job's deadline; while it waits, the candidate may ask
+the judge to run one of the judge's own objects (a test's lambda, iterator or function: a
+callback frame), which the judge runs and answers before it reads on, so callbacks nest (a
+callback may call the candidate again). What the candidate printed arrives with each frame and
+is written to the judge's ``sys.stdout`` at once (a doctest checker that swaps it sees it).
+
+Faults are the judge's own findings (``Fault``): sticky ones (timeout, the candidate gone, a
+broken protocol) end the candidate for every later test; non-sticky ones (a value that cannot
+cross, a candidate that lacks its module's context or a dependency) end only the current test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from typing import Any, NoReturn
+
+from .codec import (
+    REFERENCE_KEYS,
+    Unserialisable,
+    by_position_and_name,
+    can_write_back,
+    decode,
+    encode,
+    write_back,
+)
+from .exceptions import describe_exception, rebuild_exception
+from .framing import ChannelClosed, read_frame, write_frame
+from .handles import MAX_PRINTED, plain_or_none, stop_arguments
+from .remote import JudgeObjects, RemoteHandle
+
+_MALFORMED = (KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError)
+
+
+class Fault(BaseException):
+    """The call could not be judged; the fault kind is in ``args[0]``."""
+
+
+class Calls:
+    """Requests to the candidate over ``channel``, each bounded by ``deadline``."""
+
+    def __init__(self, channel: int, deadline: float) -> None:
+        self.channel = channel
+        self.deadline = deadline
+        self.fault: str | None = None  # sticky kind: once set, every later test reports it
+        self.last_fault: tuple[str, str] | None = None  # (kind, detail) of the latest in a test
+        self.has_context = False
+        self.mine = JudgeObjects()
+        self.handles: dict[int, RemoteHandle] = {}
+        self.modules: dict[str, Any] = {}  # remote modules by name
+        self.globals: dict[str, Any] = {}  # the candidate's globals the tests read, by name
+
+    def fail(self, kind: str, detail: str, *, sticky: bool = True) -> NoReturn:
+        self.last_fault = (kind, detail[:500])
+        if sticky:
+            self.fault = kind
+        raise Fault(kind, detail)
+
+    # -- values ----------------------------------------------------------------------------
+
+    def out_value(self, value: object) -> Any:
+        try:
+            return encode(value, other=self.mine.reference)
+        except (Unserialisable, RecursionError) as exc:
+            self.fail("unserialisable", str(exc), sticky=False)
+
+    def in_value(self, data: Any) -> Any:
+        """A value from the candidate (handles become proxies); malformed: a protocol fault."""
+        try:
+            return decode(data, self._resolve)
+        except _MALFORMED as exc:
+            self.fail("protocol_violation", f"malformed value: {exc!r}"[:500])
+
+    def _resolve(self, ref: dict[str, Any]) -> Any:
+        if set(ref) == {"handle", "type"} and type(ref["handle"]) is int:
+            proxy = self.handles.get(ref["handle"])
+            if proxy is None:
+                clean = {"handle": ref["handle"], "type": str(ref["type"])[:100]}
+                proxy = self.handles[ref["handle"]] = RemoteHandle(self, clean)
+            return proxy
+        if "cb" in ref:
+            return self.mine.get(ref["cb"])
+        raise ValueError("not a reference the candidate may send")
+
+    # -- requests --------------------------------------------------------------------------
+
+    def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Send ``request``, serve callbacks until its reply comes, return the reply."""
+        if self.fault:
+            raise Fault(self.fault)
+        try:
+            write_frame(self.channel, request)
+            while True:
+                frame = read_frame(self.channel, self.deadline)
+                if not isinstance(frame, dict):
+                    self.fail("protocol_violation", "a frame that is not an object")
+                _show(frame.get("printed"))
+                if "callback" not in frame:
+                    return frame
+                write_frame(self.channel, self._serve(frame))
+        except TimeoutError:
+            self.fail("timeout", "the candidate ran past its time limit")
+        except (ChannelClosed, OSError):
+            self.fail("candidate_exited", "the candidate process ended during a call")
+        except (ValueError, RecursionError, MemoryError) as exc:  # not JSON, or nested to crash
+            self.fail("protocol_violation", f"unreadable reply: {exc!r}"[:500])
+
+    def call(self, target: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call a candidate function or object; arguments it changed in place are written back
+        to the test's own objects, as in-process."""
+        encoded = [self.out_value(a) for a in args]
+        encoded_kwargs = {str(k): self.out_value(v) for k, v in kwargs.items()}
+        request = {"op": "call", "target": target, "args": encoded, "kwargs": encoded_kwargs}
+        before = by_position_and_name(encoded, encoded_kwargs)
+        targets = by_position_and_name(list(args), {str(k): v for k, v in kwargs.items()})
+        reply = self.exchange(request)
+        raised = self._raised(reply)
+        try:
+            after = by_position_and_name(reply["args"], reply["kwargs"])
+            # Compared as JSON text: ``True == 1`` in Python, but an int turned into a bool in
+            # place is a change the test may check (``type(v) is int``). References (handles,
+            # the test's callables) are never changed in place: they are what they were.
+            changed = [
+                key
+                for key in before
+                if not _is_reference(before[key]) and _text(after[key]) != _text(before[key])
+            ]
+        except _MALFORMED as exc:
+            self.fail("protocol_violation", f"malformed reply: {exc!r}"[:500])
+        updates = {key: self.in_value(after[key]) for key in changed}
+        value = None if raised is not None else self._value(reply.get("value"), targets)
+        if any(not can_write_back(targets[key]) for key in changed):
+            self.fail(
+                "unserialisable",
+                "the candidate changed an argument in a way that cannot be copied back"
+                " (a container nested in it, or one the test may also hold elsewhere)",
+                sticky=False,
+            )
+        for key, updated in updates.items():
+            write_back(targets[key], updated)
+        if raised is not None:
+            raise raised
+        return value
+
+    def operate(self, op: str, target: dict[str, Any], *args: Any) -> Any:
+        """One operation on a candidate object (attribute, item, iteration, length...)."""
+        request = {"op": op, "target": target, "args": [self.out_value(a) for a in args]}
+        return self._answer(self.exchange(request))
+
+    def import_module(self, name: str) -> Any:
+        """The candidate's module ``name`` (imported there, never here), as a remote module."""
+        if name not in self.modules:
+            self.modules[name] = self._answer(self.exchange({"op": "import", "name": name}))
+        return self.modules[name]
+
+    def _answer(self, reply: dict[str, Any]) -> Any:
+        if "stop" in reply:
+            raise StopIteration(*stop_arguments(reply["stop"]))
+        raised = self._raised(reply)
+        if raised is not None:
+            raise raised
+        if "value" not in reply:
+            self.fail("protocol_violation", "a reply without a value")
+        return self.in_value(reply["value"])
+
+    def _value(self, encoded: Any, targets: dict[int | str, Any]) -> Any:
+        """The call's result: an argument the candidate returned as itself is the test's own
+        object (written back first), so ``f(xs) is xs`` holds as it would in-process."""
+        if type(encoded) is dict and set(encoded) == {"arg"}:
+            if encoded["arg"] not in targets:
+                self.fail("protocol_violation", "a returned argument that was not passed")
+            return targets[encoded["arg"]]
+        return self.in_value(encoded)
+
+    def _raised(self, reply: dict[str, Any]) -> BaseException | None:
+        """What the candidate raised, rebuilt; or the fault it means (see the module docstring)."""
+        if "unserialisable" in reply:
+            self.fail("unserialisable", str(reply["unserialisable"]), sticky=False)
+        raised = reply.get("raised")
+        if raised is None:
+            return None
+        if not isinstance(raised, dict):
+            self.fail("protocol_violation", "malformed exception in the reply")
+        kind, message = raised.get("type"), str(raised.get("message", ""))[:400]
+        if kind == "ModuleNotFoundError":
+            self.fail(
+                "missing_dependency",
+                f"the candidate imports a module the sandbox image lacks: {message}",
+                sticky=False,
+            )
+        if not self.has_context and lacks_context(kind, message):
+            detail = f"judged without its module (no context): {message}"
+            self.fail("missing_context", detail, sticky=False)
+        return rebuild_exception(raised)
+
+    # -- callbacks -------------------------------------------------------------------------
+
+    def _serve(self, frame: dict[str, Any]) -> dict[str, Any]:
+        """Run one of the judge's objects for the candidate; the reply to send back."""
+        try:
+            target = self.mine.get(frame.get("callback"))
+            args = [self.in_value(a) for a in frame.get("args", [])]
+            kwargs = {str(k): self.in_value(v) for k, v in frame.get("kwargs", {}).items()}
+            op = frame.get("op")
+            if op == "call":
+                value = target(*args, **kwargs)
+            elif op == "iter":
+                value = iter(target)
+            elif op == "next":
+                value = next(target)
+            else:
+                self.fail("protocol_violation", "an unknown callback operation")
+            return {"value": encode(value, other=self.mine.reference)}
+        except StopIteration as stop:
+            return {"stop": plain_or_none(stop.args)}
+        except Fault:
+            if self.fault:
+                raise  # the candidate is finished: nothing more to answer
+            # The test's own outcome is that fault already (``last_fault``); the candidate only
+            # learns that its callback failed.
+            return {"raised": describe_exception(RuntimeError("the callback could not be judged"))}
+        except Unserialisable as exc:
+            self.last_fault = ("unserialisable", str(exc)[:500])
+            return {"raised": describe_exception(TypeError(str(exc)))}
+        except BaseException as exc:  # what the test's callable raised: the candidate's to see
+            return {"raised": describe_exception(exc)}
+
+
+def _show(printed: object) -> None:
+    """What the candidate printed, on the judge's stdout; a test's own stream that refuses it
+    (closed) is the test's affair, never a fault of the candidate's."""
+    if type(printed) is str:
+        with contextlib.suppress(Exception):
+            sys.stdout.write(printed[:MAX_PRINTED])
+
+
+def lacks_context(kind: object, message: str) -> bool:
+    """Whether an exception (by its description) says the code ran without its module: a name
+    the module would define, or a relative import. Only ever asked of a job with no context."""
+    relative = kind == "ImportError" and message.startswith("attempted relative import")
+    return kind == "NameError" or relative
+
+
+def _is_reference(encoded: Any) -> bool:
+    return type(encoded) is dict and not REFERENCE_KEYS.isdisjoint(encoded)
+
+
+def _text(encoded: Any) -> str:
+    """An encoded value as canonical JSON text: equal only if equal in type as well as value."""
+    return json.dumps(encoded, separators=(",", ":"))

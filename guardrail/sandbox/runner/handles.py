@@ -1,0 +1,300 @@
+"""The candidate's side of the channel: answer the judge's requests on the candidate's namespace.
+
+Requests (``{"op": ...}``) name a target: a global of the candidate (``{"global": name}``) or a
+handle. A value that is not plain data (a generator, an object, a bound method, a module) is
+kept here in a per-job table and crosses as ``{"handle": id, "type": name}``; the judge drives it
+through further requests (iterate, call, attribute, item, length, membership). The same object
+always gets the same id, so identity (``iter(gen) is gen``) holds in the judge. The table is
+capped: past it a value is `Unserialisable`, never dropped silently.
+
+Judge objects (the test's lambdas, functions, iterators) arrive as ``{"cb": id}`` and become
+`JudgeObject` stubs; calling or iterating one sends a callback frame (``{"callback": id}``) and
+serves the judge's nested requests until its reply comes back. Builtins the test passed arrive
+by name and are this process's own.
+
+What the candidate prints during a request is captured (as well as written to its stdout) and
+carried, capped, in the next frame it sends as ``printed``.
+
+Nothing here is trusted by the judge: a hostile candidate can replace all of it and answer what
+it likes. What the judge guarantees holds regardless: it compares only plain data, and a handle
+never decides an equality, a hash, a truth value or a text (``remote``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any, TextIO
+
+from .codec import MUTABLE, Unserialisable, decode, encode
+from .exceptions import describe_exception, rebuild_exception
+from .framing import read_frame, write_frame
+from .identity import check_not_kept, check_result, mutable_parts, reference_counts
+
+MAX_HANDLES = 100_000
+MAX_PRINTED = 64_000
+# Builtins a test passes cross by name; these modules are the ones they may come from.
+BUILTIN_MODULES = frozenset({"builtins", "operator", "math", "string", "functools", "itertools"})
+
+
+class Tee:
+    """The candidate's stdout during requests: written through, and kept (capped) for the
+    judge, whose doctest checker must see what the call printed."""
+
+    def __init__(self, real: TextIO) -> None:
+        self.real = real
+        self.kept: list[str] = []
+        self.size = 0
+
+    def write(self, text: str) -> int:
+        self.real.write(text)
+        if self.size < MAX_PRINTED:
+            piece = str(text)[: MAX_PRINTED - self.size]
+            self.kept.append(piece)
+            self.size += len(piece)
+        return len(text)
+
+    def flush(self) -> None:
+        self.real.flush()
+
+    def drain(self) -> str:
+        text = "".join(self.kept)
+        self.kept, self.size = [], 0
+        return text
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno: the real stream's
+        return getattr(self.real, name)
+
+
+class JudgeObject:
+    """A judge object (a test's callable or iterator) seen from the candidate."""
+
+    __slots__ = ("__name__", "__qualname__", "_id", "_server")
+
+    def __init__(self, server: Server, ident: int, name: str) -> None:
+        self._server, self._id = server, ident
+        self.__name__ = self.__qualname__ = name
+
+
+class JudgeCallable(JudgeObject):
+    """A test's function, lambda or other callable: calling it is a callback to the judge."""
+
+    __slots__ = ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._server.callback(self._id, "call", args, kwargs)
+
+
+class JudgeIterator(JudgeObject):
+    """A test's iterator (``iter([...])``, a generator expression); not callable, so code that
+    asks ``callable(x)`` gets the answer it would in-process."""
+
+    __slots__ = ()
+
+    def __iter__(self) -> Any:
+        return self._server.callback(self._id, "iter", (), {})
+
+    def __next__(self) -> Any:
+        return self._server.callback(self._id, "next", (), {})
+
+
+class Server:
+    """Serves the judge's requests on ``namespace`` over ``channel`` until it closes."""
+
+    def __init__(self, channel: int, namespace: dict[str, Any]) -> None:
+        self.channel = channel
+        self.namespace = namespace
+        self.objects: list[Any] = []  # handle id -> object (kept alive: ids stay unique)
+        self.ids: dict[int, int] = {}  # id(object) -> handle id
+        self.stubs: dict[int, JudgeObject] = {}
+        self.out = Tee(sys.stdout)
+        sys.stdout = self.out
+
+    def serve(self) -> None:
+        while True:
+            self._send(self.answer(read_frame(self.channel)))
+
+    def _send(self, frame: dict[str, Any]) -> None:
+        printed = self.out.drain()
+        if printed:
+            frame["printed"] = printed
+        write_frame(self.channel, frame)
+
+    # -- references ------------------------------------------------------------------------
+
+    def handle_of(self, value: object) -> Any:
+        """The reference form of a value that is not plain data (the codec's ``other`` hook)."""
+        if isinstance(value, JudgeObject):
+            return {
+                "cb": value._id,
+                "name": value.__name__,
+                "iterator": type(value) is JudgeIterator,
+            }
+        known = self.ids.get(id(value))
+        if known is None:
+            if len(self.objects) >= MAX_HANDLES:
+                raise Unserialisable(f"more than {MAX_HANDLES} objects crossed as handles")
+            known = self.ids[id(value)] = len(self.objects)
+            self.objects.append(value)
+        return {"handle": known, "type": type(value).__name__[:100]}
+
+    def resolve(self, ref: dict[str, Any]) -> Any:
+        """The object a reference form names (the codec's ``ref`` hook)."""
+        if "handle" in ref:
+            return self.objects[int(ref["handle"])]
+        if "global" in ref:
+            name = str(ref["global"])
+            if name not in self.namespace:
+                raise NameError(f"name {name!r} is not defined", name=name)
+            return self.namespace[name]
+        if "cb" in ref:
+            ident = int(ref["cb"])
+            stub = self.stubs.get(ident)
+            if stub is None:
+                kind = JudgeIterator if ref.get("iterator") else JudgeCallable
+                stub = self.stubs[ident] = kind(self, ident, str(ref.get("name", "")))
+            return stub
+        module, _, qualname = str(ref["builtin"]).partition(":")
+        if module not in BUILTIN_MODULES:
+            raise ValueError(f"not a builtin module: {module!r}")
+        value: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            value = getattr(value, part)
+        return value
+
+    def out_value(self, value: object) -> Any:
+        return encode(value, other=self.handle_of)
+
+    def in_value(self, data: Any) -> Any:
+        return decode(data, self.resolve)
+
+    # -- requests --------------------------------------------------------------------------
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The reply to one request of the judge; never raises for the candidate's faults."""
+        op = request.get("op")
+        try:
+            if op == "import":
+                return {"value": self.out_value(importlib.import_module(str(request["name"])))}
+            target = self.in_value(request["target"])
+            args = [self.in_value(item) for item in request.get("args", [])]
+            kwargs = {str(k): self.in_value(v) for k, v in request.get("kwargs", {}).items()}
+        except Unserialisable as exc:
+            return {"unserialisable": str(exc)}
+        except BaseException as exc:  # a missing global; a module whose import raised anything
+            return {"raised": describe_exception(exc)}
+        if op == "call":
+            # A call through a handle (a method, an object) may keep its arguments: it is live.
+            keeps = "handle" in request["target"]
+            reply: dict[str, Any] = self.call(target, args, kwargs, keeps)
+            return reply
+        try:
+            value = _OPERATIONS[str(op)](target, *args)
+        except StopIteration as stop:
+            return {"stop": plain_or_none(stop.args)}  # the iteration ended: not an error
+        except BaseException as exc:
+            return {"raised": describe_exception(exc)}
+        try:
+            return {"value": self.out_value(value)}
+        except Unserialisable as exc:
+            return {"unserialisable": str(exc)}
+
+    def call(self, target: Any, args: list[Any], kwargs: dict[str, Any], keeps: bool) -> Any:
+        """Call ``target`` and build the reply: the value or the exception, and the arguments'
+        state after the call (also when it raised: a function that changes its input and then
+        fails has changed it, and the test may look). Identity the copies would hide is refused
+        (identity.py), except the references a live result or object legitimately keeps: a
+        generator holds its argument, an object the values given to its methods. Residual risk
+        of that exception: the candidate's copy and the test's object then diverge unseen if
+        either changes later (a generator that changes its input while it is iterated)."""
+        try:
+            tracked = mutable_parts([*args, *kwargs.values()])
+        except Unserialisable as exc:
+            return {"unserialisable": str(exc)}
+        before = reference_counts(tracked)
+        handles_before = len(self.objects)
+        reply: dict[str, Any] = {}
+        try:
+            result = target(*args, **kwargs)
+        except BaseException as exc:
+            reply["raised"] = describe_exception(exc)
+        else:
+            try:
+                reply["value"] = self._result(result, args, kwargs, tracked)
+            except Unserialisable as exc:
+                return {"unserialisable": str(exc)}
+            finally:
+                del result
+        try:
+            if not (keeps or len(self.objects) > handles_before):
+                check_not_kept(tracked, before)
+            reply["args"] = [self.out_value(a) for a in args]
+            reply["kwargs"] = {k: self.out_value(v) for k, v in kwargs.items()}
+        except Unserialisable as exc:
+            return {"unserialisable": str(exc)}
+        return reply
+
+    def _result(
+        self, result: Any, args: list[Any], kwargs: dict[str, Any], tracked: list[Any]
+    ) -> Any:
+        """The result as data; an argument returned as itself crosses as a reference to it."""
+        for key, argument in [*enumerate(args), *kwargs.items()]:
+            if result is argument and type(argument) in MUTABLE:
+                return {"arg": key}
+        check_result(result, tracked)
+        return self.out_value(result)
+
+    def callback(self, ident: int, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run a judge object: send the request, serve the judge's nested requests meanwhile."""
+        self._send(
+            {
+                "callback": ident,
+                "op": op,
+                "args": [self.out_value(a) for a in args],
+                "kwargs": {str(k): self.out_value(v) for k, v in kwargs.items()},
+            }
+        )
+        while True:
+            frame = read_frame(self.channel)
+            if "op" not in frame:
+                break
+            self._send(self.answer(frame))
+        if "stop" in frame:
+            raise StopIteration(*stop_arguments(frame["stop"]))
+        if "raised" in frame:
+            raise rebuild_exception(frame["raised"])
+        return self.in_value(frame["value"])
+
+
+def plain_or_none(args: tuple[Any, ...]) -> Any:
+    try:
+        return encode(args)
+    except Unserialisable:
+        return None
+
+
+def stop_arguments(data: Any) -> tuple[Any, ...]:
+    """The arguments of a StopIteration (a generator's return value) sent as plain data."""
+    try:
+        args = decode(data)
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return ()
+    return args if type(args) is tuple else ()
+
+
+def _set_attribute(target: Any, name: Any, value: Any) -> None:
+    setattr(target, str(name), value)
+
+
+_OPERATIONS: dict[str, Any] = {
+    "get": lambda target: target,
+    "getattr": lambda target, name: getattr(target, str(name)),
+    "setattr": _set_attribute,
+    "getitem": lambda target, key: target[key],
+    "setitem": lambda target, key, value: target.__setitem__(key, value),
+    "delitem": lambda target, key: target.__delitem__(key),
+    "iter": iter,
+    "next": next,
+    "len": len,
+    "contains": lambda target, item: item in target,
+}

@@ -1,0 +1,190 @@
+"""The judge's view of what lives in the candidate, and what of the judge the candidate may use.
+
+`RemoteHandle` stands for a candidate object (a generator, an instance, a function, a module): it
+forwards iteration, calls, attributes, items, length and membership through the channel, one
+request each (never prefetched: laziness is the candidate's). It never decides anything the judge
+compares: equality, ordering, hash, truth value, ``repr``/``str``/``format``, arithmetic and any
+other operation raise the judge's non-sticky ``unserialisable`` fault (never a TypeError, which
+would make a correct candidate ``failed``). A hostile object's ``__eq__`` is never consulted.
+What it answers to the questions the test asks it (a method's result, ``len``, ``x in h``) is
+its answer, as any function's result is; the judge compares those answers as plain data.
+Residual risks: ``type(h)`` and ``isinstance(h, X)`` see the proxy's class, not the candidate's
+(a test asserting the result is a generator fails); the candidate's copy of an argument a live
+object keeps does not follow later changes of the test's object (``handles.Server.call``).
+
+`JudgeObjects` is the judge's table of its own objects the candidate may run: a test's callables
+and iterators cross as ``{"cb": id}``, and the candidate can only call or iterate them (never
+read their attributes: a lambda's code holds the test's constants). Builtins (and ``operator``,
+``math``... functions) cross by name and the candidate uses its own.
+
+`Names` is the tests' ``__builtins__``: real builtins first, then a name the tests read but do
+not bind resolves to the candidate's global of that name (doctest semantics: examples see their
+module's globals), and ``import`` of a package shipped in the job's context gives remote modules.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .codec import Unserialisable
+
+if TYPE_CHECKING:
+    from .calls import Calls
+
+MAX_JUDGE_OBJECTS = 100_000
+_BUILTIN_SOURCES = (builtins, operator, math)
+
+
+class RemoteHandle:
+    """A candidate object, driven through the channel (see the module docstring)."""
+
+    __slots__ = ("__judge", "__ref", "__weakref__")
+
+    def __init__(self, judge: Calls, ref: dict[str, Any]) -> None:
+        object.__setattr__(self, "_RemoteHandle__judge", judge)
+        object.__setattr__(self, "_RemoteHandle__ref", ref)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__judge.call(self.__ref, args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return self.__judge.operate("getattr", self.__ref, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self.__judge.operate("setattr", self.__ref, name, value)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.__judge.operate("getitem", self.__ref, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.__judge.operate("setitem", self.__ref, key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self.__judge.operate("delitem", self.__ref, key)
+
+    def __iter__(self) -> Any:
+        return self.__judge.operate("iter", self.__ref)
+
+    def __next__(self) -> Any:
+        return self.__judge.operate("next", self.__ref)
+
+    def __len__(self) -> int:
+        length = self.__judge.operate("len", self.__ref)
+        if type(length) is not int or length < 0:
+            self.__judge.fail("protocol_violation", "a length that is not a count")
+        return int(length)
+
+    def __contains__(self, item: Any) -> bool:
+        answer = self.__judge.operate("contains", self.__ref, item)
+        if type(answer) is not bool:
+            self.__judge.fail("protocol_violation", "a membership answer that is not a bool")
+        return answer is True
+
+
+def _refusal(name: str) -> Callable[..., Any]:
+    def refuse(handle: RemoteHandle, *_args: Any, **_kwargs: Any) -> Any:
+        judge: Calls = object.__getattribute__(handle, "_RemoteHandle__judge")
+        judge.fail(
+            "unserialisable",
+            f"{name} of a candidate object: a handle never decides an equality, a hash, a truth"
+            " value, a text or any other operation in the judge",
+            sticky=False,
+        )
+
+    refuse.__name__ = name
+    return refuse
+
+
+# Every operation a handle must not decide, or that has no remote form: refused, not a TypeError.
+_REFUSED = (  # noqa: SIM905 - a table of words reads better than 76 lines of quotes
+    "eq ne lt le gt ge hash bool repr str format bytes int float complex index round trunc floor"
+    " ceil neg pos abs invert add sub mul matmul truediv floordiv mod divmod pow lshift rshift and"
+    " xor or radd rsub rmul rmatmul rtruediv rfloordiv rmod rdivmod rpow rlshift rrshift rand"
+    " rxor ror iadd isub imul imatmul itruediv ifloordiv imod ipow ilshift irshift iand ixor ior"
+    " reversed enter exit aenter aexit await aiter anext fspath dir sizeof copy deepcopy reduce"
+    " reduce_ex"
+).split()
+for _name in _REFUSED:
+    setattr(RemoteHandle, f"__{_name}__", _refusal(f"__{_name}__"))
+
+
+def is_remote(value: object) -> bool:
+    return type(value) is RemoteHandle
+
+
+def reference_of(value: RemoteHandle) -> dict[str, Any]:
+    ref: dict[str, Any] = object.__getattribute__(value, "_RemoteHandle__ref")
+    return ref
+
+
+class JudgeObjects:
+    """The judge's own objects the candidate holds references to, by id (kept alive)."""
+
+    def __init__(self) -> None:
+        self.objects: list[Any] = []
+        self.ids: dict[int, int] = {}
+        self.builtin_names: dict[int, tuple[str, Any]] | None = None  # built when first needed
+
+    def reference(self, value: object) -> Any:
+        """The reference form of a judge value that is not plain data (the codec's hook)."""
+        if is_remote(value):
+            return reference_of(value)  # type: ignore[arg-type]  # narrowed by the check
+        if self.builtin_names is None:
+            self.builtin_names = _builtin_names()  # about 1 ms: not for jobs of plain data
+        name = self.builtin_names.get(id(value))
+        if name is not None and name[1] is value:
+            return {"builtin": name[0]}
+        iterator = hasattr(type(value), "__next__")
+        if not (callable(value) or iterator):
+            raise Unserialisable(
+                f"a value of type {type(value).__qualname__} cannot cross as plain data"
+            )
+        known = self.ids.get(id(value))
+        if known is None:
+            if len(self.objects) >= MAX_JUDGE_OBJECTS:
+                raise Unserialisable(f"more than {MAX_JUDGE_OBJECTS} judge objects crossed")
+            known = self.ids[id(value)] = len(self.objects)
+            self.objects.append(value)
+        name_of = getattr(value, "__name__", "")
+        name_of = name_of if type(name_of) is str else ""
+        return {"cb": known, "name": name_of, "iterator": iterator}
+
+    def get(self, ident: Any) -> Any:
+        if type(ident) is not int or not 0 <= ident < len(self.objects):
+            raise ValueError("no such judge object")
+        return self.objects[ident]
+
+
+def _builtin_names() -> dict[int, tuple[str, Any]]:
+    """``id -> ("module:qualname", object)`` for the public functions and types of the builtin
+    modules and the methods of the builtin types (``str.lower``), which cross by name."""
+    names: dict[int, tuple[str, Any]] = {}
+    for module in _BUILTIN_SOURCES:
+        for attribute, value in vars(module).items():
+            if attribute.startswith("_") or not callable(value):
+                continue
+            names.setdefault(id(value), (f"{module.__name__}:{attribute}", value))
+            if module is builtins and isinstance(value, type):
+                for method, member in vars(value).items():
+                    if not method.startswith("_") and callable(member):
+                        key = f"builtins:{attribute}.{method}"
+                        names.setdefault(id(member), (key, member))
+    return names
+
+
+class Names(dict[str, Any]):
+    """The tests' ``__builtins__`` (see the module docstring)."""
+
+    def __init__(self, lookup: Callable[[str], Any], own: set[str]) -> None:
+        super().__init__(vars(builtins))
+        self.lookup = lookup
+        self.own = own  # names the setup and tests bind: theirs, never the candidate's
+
+    def __missing__(self, name: str) -> Any:
+        if name in self.own or (name.startswith("__") and name.endswith("__")):
+            raise NameError(f"name {name!r} is not defined", name=name)
+        return self.lookup(name)

@@ -1,0 +1,158 @@
+"""What the LLM reads of gated nodes in a real `RetrieverQueryEngine`, and its metadata.
+
+Nodes shaped as `guardrail index` stores a snippet (content hash, doctests as JSON, docstring,
+signature, module, an absolute root) sit in a real Chroma store behind the real Docker gate. The
+LLM is `MockLLM`, which echoes its prompt: the response is exactly what an LLM would be shown.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from chromadb.api import ClientAPI
+from llama_index.core import VectorStoreIndex
+from llama_index.core.llms import MockLLM
+from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.schema import MetadataMode, QueryBundle, TextNode
+from llamaindex_pool import CLAMP, CLAMP_QUERY, CLAMP_TESTS, chroma_index
+
+from guardrail.gate import Gate
+from llama_index.retrievers.guardrail import (
+    METADATA_KEY,
+    VERDICT_TEXT_KEY,
+    GuardedQueryEngine,
+    GuardedRetriever,
+    GuardrailMiniLMEmbedding,
+    TestedQueryBundle,
+)
+from llama_index.retrievers.guardrail.query_engine import nothing_verified
+
+pytestmark = pytest.mark.docker
+
+ROOT = "/home/someone/src/clamplib"
+DOCSTRING = "Limit value to the closed range [low, high]."
+DOCTESTS = ["assert clamp(5, 0, 10) == 5", "assert clamp(42, 0, 10) == 10"]
+
+
+def _indexed_node(**extra: object) -> TextNode:
+    metadata = {
+        "entry_point": "clamp",
+        "qualified_name": "clamp",
+        "module": "clamplib.numbers",
+        "root": ROOT,
+        "file": "clamplib/numbers.py",
+        "start_line": 12,
+        "end_line": 18,
+        "docstring": DOCSTRING,
+        "signature": "def clamp(value, low, high)",
+        "tests": json.dumps(DOCTESTS),
+        "tests_source": "doctest",
+        "content_sha256": "9f" * 32,
+        **extra,
+    }
+    return TextNode(id_="clamp", text=CLAMP, metadata=metadata)
+
+
+@pytest.fixture
+def doctest_index(
+    chroma_client: ClientAPI, embed_model: GuardrailMiniLMEmbedding
+) -> VectorStoreIndex:
+    return chroma_index(chroma_client, embed_model, [_indexed_node()])
+
+
+def test_llm_reads_each_verdict_and_what_it_was_judged_against_without_noise(
+    doctest_index: VectorStoreIndex, gate: Gate, mock_llm: MockLLM
+) -> None:
+    retriever = GuardedRetriever(doctest_index, gate=gate, fetch_k=1, k=1)
+    engine = RetrieverQueryEngine.from_args(retriever)
+
+    own = str(engine.query(CLAMP_QUERY))
+    asked = str(engine.query(TestedQueryBundle(CLAMP_QUERY, tests=CLAMP_TESTS)))
+
+    assert (
+        f"{VERDICT_TEXT_KEY}: VERIFIED against its own doctests only: passed 2/2, not checked"
+        " against tests written for this query"
+    ) in own
+    assert f"{VERDICT_TEXT_KEY}: VERIFIED against the query's tests: passed 5/5" in asked
+    for prompt in (own, asked):
+        assert "def clamp(value, low, high):" in prompt
+        assert prompt.index(VERDICT_TEXT_KEY) < prompt.index("qualified_name: clamp")
+        assert "module: clamplib.numbers" in prompt
+        assert "file: clamplib/numbers.py" in prompt
+        # Noise left out: the verdict dict, the hash, the stored tests, the paths, duplicates.
+        for noise in ("9f9f9f", "assert clamp(5, 0, 10) == 5", ROOT, "passed_tests", "spec_source"):
+            assert noise not in prompt
+        assert prompt.count(DOCSTRING) == 1  # in the code, not again as metadata
+        assert "signature:" not in prompt and "tests_source" not in prompt
+
+
+def test_verdict_line_is_not_embedded_and_metadata_has_no_host_paths_unless_asked(
+    doctest_index: VectorStoreIndex, gate: Gate
+) -> None:
+    default = GuardedRetriever(doctest_index, gate=gate, fetch_k=1, k=1)
+    [node] = default.retrieve(CLAMP_QUERY)
+    assert "root" not in node.node.metadata
+    assert node.node.metadata["file"] == "clamplib/numbers.py"
+    assert node.node.metadata[METADATA_KEY]["judged_against"] == "its own doctests"
+    embedded = node.node.get_content(metadata_mode=MetadataMode.EMBED)
+    assert VERDICT_TEXT_KEY not in embedded and "VERIFIED" not in embedded
+
+    keep = GuardedRetriever(
+        doctest_index,
+        gate=gate,
+        fetch_k=1,
+        k=1,
+        include_paths=True,
+    )
+    [node] = keep.retrieve(CLAMP_QUERY)
+    assert node.node.metadata["root"] == ROOT
+
+
+def test_an_absolute_file_becomes_relative_to_its_root(
+    chroma_client: ClientAPI, embed_model: GuardrailMiniLMEmbedding, gate: Gate
+) -> None:
+    absolute = _indexed_node(file=f"{ROOT}/clamplib/numbers.py")
+    index = chroma_index(chroma_client, embed_model, [absolute])
+    [node] = GuardedRetriever(index, gate=gate, fetch_k=1, k=1).retrieve(CLAMP_QUERY)
+    assert node.node.metadata["file"] == "clamplib/numbers.py"
+    assert ROOT not in node.node.get_content(metadata_mode=MetadataMode.LLM)
+
+
+async def test_nothing_verified_is_said_not_empty_response(
+    doctest_index: VectorStoreIndex, gate: Gate, mock_llm: MockLLM
+) -> None:
+    impossible = TestedQueryBundle(CLAMP_QUERY, tests=["assert clamp(5, 0, 10) == 6"])
+    retriever = GuardedRetriever(doctest_index, gate=gate, fetch_k=1, k=1, policy="filter")
+    plain = RetrieverQueryEngine.from_args(retriever).query(impossible)
+    assert str(plain) == "Empty Response", "precondition: LlamaIndex's own answer"
+
+    engine = GuardedQueryEngine.from_args(retriever)
+    for response in (engine.query(impossible), await engine.aquery(impossible)):
+        assert str(response) == (
+            f"Nothing verified for {CLAMP_QUERY!r}: no retrieved code ran and passed its tests,"
+            " so no code is given. Do not answer with unverified code; write the code and test it."
+        )
+        assert response.source_nodes == []
+    assert "; give tests with the query (TestedQueryBundle(query, tests=[...]))" in (
+        nothing_verified(QueryBundle("q"))
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="needs the judge's missing_context fault (helpers HANDLES/CONTEXT, issue 8); until"
+    " then the NameError is a failed test and the node is dropped. Remove this mark on merge.",
+)
+def test_llm_is_told_where_code_lacking_its_module_lives(
+    chroma_client: ClientAPI, embed_model: GuardrailMiniLMEmbedding, gate: Gate
+) -> None:
+    needs_helper = _indexed_node(tests_source="")
+    needs_helper.set_content(CLAMP.replace("return value\n", "return _checked(value)\n"))
+    del needs_helper.metadata["root"]  # its module cannot be shipped: no context to judge it in
+    index = chroma_index(chroma_client, embed_model, [needs_helper])
+    retriever = GuardedRetriever(index, gate=gate, fetch_k=1, k=1)
+    [node] = retriever.retrieve(TestedQueryBundle(CLAMP_QUERY, tests=CLAMP_TESTS))
+    text = node.node.get_content(metadata_mode=MetadataMode.LLM)
+    assert f"{VERDICT_TEXT_KEY}: UNVERIFIED (missing_context)" in text
+    assert "it lives at `from clamplib.numbers import clamp`" in text
