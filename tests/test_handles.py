@@ -9,6 +9,7 @@ the host does not send yet (``bind``, ``context``: helper CONTEXT's change).
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 import sys
@@ -38,6 +39,22 @@ COUNTER = (
     "    def __getitem__(self, i):\n        return i * STEP\n\n"
     "STEP = 10\n\n\ndef make_counter(start=0):\n    return Counter(start)\n\n\n"
     "def value_of(counter):\n    return counter.value\n"
+)
+
+CLASSES = (
+    "class Point:\n    label = 'p'\n    def __init__(self, n):\n        self.n = n\n"
+    "    def move(self):\n        return self\n    @property\n    def size(self):\n"
+    "        return 1\n\n\nclass Adder:\n    def __call__(self, x):\n        return x + 1\n\n\n"
+    "def make(n):\n    return Point(n)\n\n\ndef adder():\n    return Adder()\n\n\n"
+    "def fresh():\n    class Fresh:\n        pass\n    return Fresh()\n\n\n"
+    "def attrs(cls):\n    return iter(vars(cls).items())\n"
+)
+WRAPS = (
+    "import functools\n\ndef describe(f):\n"
+    "    return (f.__name__, f.__doc__, f.__module__, getattr(f, '__wrapped__', None))\n\n"
+    "def twice(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a) * 2\n"
+    "    return inner\n\ndef make(factory):\n    d = factory()\n    d['a'] = 1\n"
+    "    return issubclass(factory, dict), dict(d)\n"
 )
 
 # name: (tests, honest candidate, wrong twin)
@@ -147,6 +164,34 @@ CASES: dict[str, tuple[list[str], str, str]] = {
         "def greet(name):\n    print('hello', name.title())\n\n"
         "def each(xs, f):\n    for x in xs:\n        f(x)\n        print('item', x)\n",
     ),
+    # boltons mro_items, make_sentinel: callable() and type identity are the candidate's classes'
+    "classes_callability_and_type_identity": (
+        [
+            "assert not callable(make(1)) and callable(adder()) and adder()(2) == 3",
+            "assert type(make(1)) is type(make(2)) and type(make(1)) == type(make(2))",
+            "assert type(fresh()) != type(fresh()) and type(fresh()) is not type(fresh())",
+            "s = make(4)\nassert isinstance(s, Point) and type(s) is Point and s is s\n"
+            "assert Point(6).n == 6 and type(s).__name__ == 'Point' and type(s)(7).n == 7\n"
+            "assert not isinstance(adder(), Point) and issubclass(Point, object)",
+            "assert sorted(k for k, v in attrs(Point) if k[0] != '_' and not callable(v))"
+            " == ['label', 'size']",
+        ],
+        CLASSES,
+        CLASSES.replace("return Point(n)", "return Adder()").replace(
+            "class Fresh:\n        pass\n    return Fresh()", "return Adder()"
+        ),
+    ),
+    # boltons copy_function: what a test's callable shows the candidate (functools.wraps)
+    "a_test_callables_name_doc_and_module": (
+        [
+            "def double(x):\n    'Twice.'\n    return 2 * x\n\n"
+            "assert describe(double) == ('double', 'Twice.', '__judge__', None)",
+            "def double(x):\n    'Twice.'\n    return 2 * x\n\nassert twice(double)(3) == 12",
+            "import collections\nassert make(collections.OrderedDict) == (True, {'a': 1})",
+        ],
+        WRAPS,
+        WRAPS.replace("f.__doc__,", "f.__name__,").replace("issubclass(factory, dict)", "True"),
+    ),
     "module_globals_as_doctests_see_them": (
         ["assert scale(2) == 2 * FACTOR and FACTOR == 3", "assert DEFAULTS['mode'] == 'fast'"],
         "FACTOR = 3\nDEFAULTS = {'mode': 'fast'}\n\ndef scale(x):\n    return x * FACTOR\n",
@@ -200,6 +245,32 @@ def test_a_handle_never_decides_equality_truth_hash_order_or_text(gate: Gate, na
     # Refused structurally (the fault), not judged by the object nor a TypeError of the judge.
     refused = [t for t in verdict.tests if t.fault is Reason.UNSERIALISABLE]
     assert len(refused) >= 6, verdict
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    "test",
+    [
+        # a judge class: a silent False would fail an honest candidate
+        "assert not isinstance(make(1), list)",
+        "import collections.abc\nassert not isinstance(make(1), collections.abc.Iterable)",
+        "assert make(1).__class__.__name__ == 'Point'",
+        # boltons copy_function: a callable's code holds the test's constants
+        "assert copy(lambda: 5)() == 5",
+        "assert copy(lambda: 5).__defaults__ is None",
+        # boltons get_all_subclasses: a class the test defines has no faithful stand-in there
+        "class A:\n    pass\n\nclass B(A):\n    pass\n\nassert subclasses(A) == ['B']",
+    ],
+)
+def test_type_and_callback_questions_that_cannot_be_judged_are_faults_never_failures(
+    gate: Gate, test: str
+) -> None:
+    code = CLASSES + (
+        "\n\nimport types\n\ndef copy(f):\n    return types.FunctionType(f.__code__, {})\n\n\n"
+        "def subclasses(cls):\n    return [c.__name__ for c in cls.__subclasses__()]\n"
+    )
+    (verdict,) = gate.verify([code], Spec.from_tests([test]))
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE), verdict
 
 
 @pytest.mark.docker
@@ -292,6 +363,7 @@ def _judge_here(code: str, tests: list[str], **job: Any) -> dict[str, Any]:
         judge_end.close()
         os.kill(pid, 9)
         os.waitpid(pid, 0)
+        gc.collect()  # the stand-in classes (cycles) refuse repr: gone before another test looks
 
 
 def test_bind_makes_the_tests_name_a_reference_to_the_candidates_global() -> None:

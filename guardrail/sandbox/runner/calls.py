@@ -27,10 +27,10 @@ from .codec import (
     encode,
     write_back,
 )
-from .exceptions import describe_exception, rebuild_exception
+from .exceptions import describe_exception, rebuild_exception, safe_name
 from .framing import ChannelClosed, read_frame, write_frame
 from .handles import MAX_PRINTED, plain_or_none, stop_arguments
-from .remote import JudgeObjects, RemoteHandle
+from .remote import JudgeObjects, RemoteClass, RemoteHandle, remote_class
 
 _MALFORMED = (KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError)
 
@@ -49,7 +49,7 @@ class Calls:
         self.last_fault: tuple[str, str] | None = None  # (kind, detail) of the latest in a test
         self.has_context = False
         self.mine = JudgeObjects()
-        self.handles: dict[int, RemoteHandle] = {}
+        self.handles: dict[int, Any] = {}  # handle id -> its stand-in (one per candidate object)
         self.modules: dict[str, Any] = {}  # remote modules by name
         self.globals: dict[str, Any] = {}  # the candidate's globals the tests read, by name
 
@@ -75,15 +75,41 @@ class Calls:
             self.fail("protocol_violation", f"malformed value: {exc!r}"[:500])
 
     def _resolve(self, ref: dict[str, Any]) -> Any:
-        if set(ref) == {"handle", "type"} and type(ref["handle"]) is int:
-            proxy = self.handles.get(ref["handle"])
-            if proxy is None:
-                clean = {"handle": ref["handle"], "type": str(ref["type"])[:100]}
-                proxy = self.handles[ref["handle"]] = RemoteHandle(self, clean)
-            return proxy
         if "cb" in ref:
             return self.mine.get(ref["cb"])
-        raise ValueError("not a reference the candidate may send")
+        if not ({"handle", "type"} < set(ref) <= {"handle", "type", "of", "class"}):
+            raise ValueError("not a reference the candidate may send")
+        ident = ref["handle"]
+        if type(ident) is not int:
+            raise ValueError("a handle id that is not an int")
+        known = self.handles.get(ident)
+        if known is None:
+            known = self.handles[ident] = self._proxy(ident, ref)
+        return known
+
+    def _proxy(self, ident: int, ref: dict[str, Any]) -> Any:
+        """The judge's stand-in for a candidate object: a class for a class (``"class"``), else
+        an instance of the stand-in for its class (``"of"``), so class identity is the
+        candidate's (``remote``)."""
+        if "class" in ref:
+            info = ref["class"]
+            name, calls = safe_name(info["name"]), info["calls"]
+            if type(calls) is not bool:
+                raise ValueError("a class description without a bool 'calls'")
+            return remote_class(self, ident, name, calls)
+        kind = self._resolve(ref["of"])
+        if type(kind) is not RemoteClass:
+            raise ValueError("a candidate object whose class is not a class")
+        proxy: RemoteHandle = object.__new__(kind)  # type: ignore[arg-type]  # a stand-in class
+        RemoteHandle.__init__(proxy, self, {"handle": ident, "type": str(ref["type"])[:100]})
+        return proxy
+
+    def ask_bool(self, question: str, value: Any, of: Any) -> bool:
+        """``isinstance``/``issubclass`` asked of the candidate, whose answer must be a bool."""
+        answer = self.call({"builtin": f"builtins:{question}"}, (value, of), {})
+        if type(answer) is not bool:
+            self.fail("protocol_violation", f"an answer to {question} that is not a bool")
+        return answer
 
     # -- requests --------------------------------------------------------------------------
 
@@ -211,6 +237,8 @@ class Calls:
                 value = iter(target)
             elif op == "next":
                 value = next(target)
+            elif op == "getattr" and len(args) == 1 and type(args[0]) is str:
+                return {"value": encode(self._attribute(target, args[0]))}  # plain data only
             else:
                 self.fail("protocol_violation", "an unknown callback operation")
             return {"value": encode(value, other=self.mine.reference)}
@@ -227,6 +255,27 @@ class Calls:
             return {"raised": describe_exception(TypeError(str(exc)))}
         except BaseException as exc:  # what the test's callable raised: the candidate's to see
             return {"raised": describe_exception(exc)}
+
+    def _attribute(self, target: Any, name: str) -> Any:
+        """An attribute of a test's object the candidate read: an AttributeError if the object
+        lacks it, as in-process; the harmless ones as they are; any other (a function's
+        ``__code__``, ``__defaults__``, ``__globals__`` hold the test's constants) a fault."""
+        value = getattr(target, name)
+        if name not in _CALLBACK_ATTRIBUTES:
+            self.fail(
+                "unserialisable",
+                f"the candidate read {name[:100]!r} of a test's callable; only "
+                + ", ".join(sorted(_CALLBACK_ATTRIBUTES))
+                + " cross (as plain data)",
+                sticky=False,
+            )
+        return value
+
+
+# What a test's callable shows the candidate (functools.wraps copies these): its own words.
+_CALLBACK_ATTRIBUTES = frozenset(
+    {"__name__", "__qualname__", "__module__", "__doc__", "__dict__", "__annotations__"}
+)
 
 
 def _show(printed: object) -> None:

@@ -2,10 +2,11 @@
 
 Requests (``{"op": ...}``) name a target: a global of the candidate (``{"global": name}``) or a
 handle. A value that is not plain data (a generator, an object, a bound method, a module) is
-kept here in a per-job table and crosses as ``{"handle": id, "type": name}``; the judge drives it
-through further requests (iterate, call, attribute, item, length, membership). The same object
-always gets the same id, so identity (``iter(gen) is gen``) holds in the judge. The table is
-capped: past it a value is `Unserialisable`, never dropped silently.
+kept here in a per-job table and crosses as ``{"handle": id, "type": name, "of": <its class>}``
+(a class: ``{"handle": id, "type": name, "class": {"name": ..., "calls": <instances callable>}}``);
+the judge drives it through further requests (iterate, call, attribute, item, length,
+membership). The same object always gets the same id, so identity (``iter(gen) is gen``) holds
+in the judge. The table is capped: past it a value is `Unserialisable`, never dropped silently.
 
 Judge objects (the test's lambdas, functions, iterators) arrive as ``{"cb": id}`` and become
 `JudgeObject` stubs; calling or iterating one sends a callback frame (``{"callback": id}``) and
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import types
 from typing import Any, TextIO
 
 from .codec import MUTABLE, Unserialisable, decode, encode
@@ -34,7 +36,9 @@ from .identity import check_not_kept, check_result, mutable_parts, reference_cou
 MAX_HANDLES = 100_000
 MAX_PRINTED = 64_000
 # Builtins a test passes cross by name; these modules are the ones they may come from.
-BUILTIN_MODULES = frozenset({"builtins", "operator", "math", "string", "functools", "itertools"})
+BUILTIN_MODULES = frozenset(
+    {"builtins", "operator", "math", "string", "functools", "itertools", "collections"}
+)
 
 
 class Tee:
@@ -67,7 +71,11 @@ class Tee:
 
 
 class JudgeObject:
-    """A judge object (a test's callable or iterator) seen from the candidate."""
+    # A judge object (a test's callable or iterator) seen from the candidate. Its other
+    # attributes are asked of the judge, which answers the harmless ones (``__doc__``,
+    # ``__module__``...) as plain data and makes reading the rest (``__code__``: the test's
+    # constants) a fault of the test, never the candidate's AttributeError (``calls``).
+    # No docstring: the class's own would be read as the judge object's.
 
     __slots__ = ("__name__", "__qualname__", "_id", "_server")
 
@@ -75,9 +83,14 @@ class JudgeObject:
         self._server, self._id = server, ident
         self.__name__ = self.__qualname__ = name
 
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") and name in JudgeObject.__slots__:  # not set yet: never asked
+            raise AttributeError(name)
+        return self._server.callback(self._id, "getattr", (name,), {})
+
 
 class JudgeCallable(JudgeObject):
-    """A test's function, lambda or other callable: calling it is a callback to the judge."""
+    # A test's function, lambda or other callable: calling it is a callback to the judge.
 
     __slots__ = ()
 
@@ -86,8 +99,8 @@ class JudgeCallable(JudgeObject):
 
 
 class JudgeIterator(JudgeObject):
-    """A test's iterator (``iter([...])``, a generator expression); not callable, so code that
-    asks ``callable(x)`` gets the answer it would in-process."""
+    # A test's iterator (``iter([...])``, a generator expression); not callable, so code that
+    # asks ``callable(x)`` gets the answer it would in-process.
 
     __slots__ = ()
 
@@ -96,6 +109,12 @@ class JudgeIterator(JudgeObject):
 
     def __next__(self) -> Any:
         return self._server.callback(self._id, "next", (), {})
+
+
+# Every class body sets its own ``__doc__`` and ``__module__``: the judge object's are asked for.
+for _kind in (JudgeCallable, JudgeIterator):
+    _kind.__doc__ = property(lambda self: self.__getattr__("__doc__"))  # type: ignore[assignment]
+    _kind.__module__ = property(lambda self: self.__getattr__("__module__"))  # type: ignore[assignment]
 
 
 class Server:
@@ -130,13 +149,24 @@ class Server:
                 "name": value.__name__,
                 "iterator": type(value) is JudgeIterator,
             }
+        kind = type(value)
+        description: dict[str, Any] = {"handle": self._keep(value), "type": kind.__name__[:100]}
+        if isinstance(value, type):  # a class: the judge's stand-in for it is a class too
+            calls = any("__call__" in vars(klass) for klass in value.__mro__)
+            description["class"] = {"name": value.__name__[:100], "calls": calls}
+        else:  # its class crosses with it, so that ``type(a) is type(b)`` holds in the judge
+            description["of"] = self.handle_of(kind)
+        return description
+
+    def _keep(self, value: object) -> int:
+        """The handle id of ``value``, kept alive in the table (the same object, the same id)."""
         known = self.ids.get(id(value))
         if known is None:
             if len(self.objects) >= MAX_HANDLES:
                 raise Unserialisable(f"more than {MAX_HANDLES} objects crossed as handles")
             known = self.ids[id(value)] = len(self.objects)
             self.objects.append(value)
-        return {"handle": known, "type": type(value).__name__[:100]}
+        return known
 
     def resolve(self, ref: dict[str, Any]) -> Any:
         """The object a reference form names (the codec's ``ref`` hook)."""
@@ -185,7 +215,8 @@ class Server:
             return {"raised": describe_exception(exc)}
         if op == "call":
             # A call through a handle (a method, an object) may keep its arguments: it is live.
-            keeps = "handle" in request["target"]
+            # A plain function (a module's, as the tests' bound names are) may not.
+            keeps = "handle" in request["target"] and not isinstance(target, types.FunctionType)
             reply: dict[str, Any] = self.call(target, args, kwargs, keeps)
             return reply
         try:
