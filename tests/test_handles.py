@@ -57,6 +57,10 @@ WRAPS = (
     "    return issubclass(factory, dict), dict(d)\n"
 )
 
+DRAINED = (
+    "def failing(n):\n    yield from range(n)\n    if n:\n        raise ValueError('boom', n)\n\n"
+    "def noisy(n):\n    for i in range(n):\n        print('i', i)\n        yield i\n"
+)
 # name: (tests, honest candidate, wrong twin)
 CASES: dict[str, tuple[list[str], str, str]] = {
     "generator": (
@@ -191,6 +195,22 @@ CASES: dict[str, tuple[list[str], str, str]] = {
         ],
         WRAPS,
         WRAPS.replace("f.__doc__,", "f.__name__,").replace("issubclass(factory, dict)", "True"),
+    ),
+    # list(), tuple(), sorted(), join() take a candidate iterator's items in chunks (drain)
+    "drained_iterators_keep_order_ends_and_errors": (
+        [
+            "try:\n    list(failing(25_000))\nexcept ValueError as e:\n"
+            "    assert e.args == ('boom', 25_000)\nelse:\n    raise AssertionError",
+            "g = failing(3)\nassert next(g) == 0\ntry:\n    tuple(g)\nexcept ValueError:\n"
+            "    pass\nassert list(g) == []",
+            "assert sorted(failing(0), reverse=True) == [] and ''.join(map(str, failing(0))) == ''",
+            "import io, sys\nold, sys.stdout = sys.stdout, io.StringIO()\n"
+            "try:\n    print('start')\n    got = list(noisy(2))\n    seen = sys.stdout.getvalue()\n"
+            "finally:\n    sys.stdout = old\n"
+            "assert got == [0, 1] and seen == 'start\\ni 0\\ni 1\\n'",
+        ],
+        DRAINED,
+        DRAINED.replace("raise ValueError('boom', n)", "return"),
     ),
     "module_globals_as_doctests_see_them": (
         ["assert scale(2) == 2 * FACTOR and FACTOR == 3", "assert DEFAULTS['mode'] == 'fast'"],
@@ -336,6 +356,24 @@ def test_iterating_a_remote_generator_costs_one_round_trip_per_item() -> None:
     assert verdict.status is Status.VERIFIED, verdict
     # The deadline holds while the candidate calls back into the judge, endlessly.
     assert (endless.status, endless.reason) == (Status.TIMEOUT, Reason.TIMEOUT), endless
+
+
+@pytest.mark.docker
+def test_a_consumer_that_exhausts_a_remote_iterator_takes_its_items_in_chunks() -> None:
+    """``list(h)`` of 300,000 items: one round trip per item (about 0.1 ms each, far more on a
+    loaded machine or under gVisor) would pass the 8 s limit; drained in chunks of 10,000 it
+    takes well under it. A ``for`` loop stays one at a time (lazy): its 2,000 items still pass."""
+    spec = Spec.from_tests(
+        [
+            "assert len(list(count_to(300_000))) == 300_000",
+            "assert list(chunked(range(10**5), 3))[-1] == [99999]",
+            "n = 0\nfor x in count_to(2_000):\n    n += 1\nassert n == 2_000",
+        ]
+    )
+    code = CHUNKED + "\n\ndef count_to(n):\n    yield from range(n)\n"
+    with DockerSandbox(pool_size=1, timeout_s=8.0) as sandbox:
+        (verdict,) = sandbox.run([Job(code, spec)])
+    assert verdict.status is Status.VERIFIED, verdict
 
 
 # -- The runner's processes directly: job fields the host does not send yet ----------------------

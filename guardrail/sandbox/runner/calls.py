@@ -13,6 +13,7 @@ cross, a candidate that lacks its module's context or a dependency) end only the
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import sys
@@ -32,6 +33,7 @@ from .framing import ChannelClosed, read_frame, write_frame
 from .handles import MAX_PRINTED, plain_or_none, stop_arguments
 from .remote import JudgeObjects, RemoteClass, RemoteHandle, remote_class
 
+DRAIN_ITEMS = 10_000  # items of a candidate iterator per drain reply (also capped in bytes there)
 _MALFORMED = (KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError)
 
 
@@ -51,6 +53,8 @@ class Calls:
         self.mine = JudgeObjects()
         self.handles: dict[int, Any] = {}  # handle id -> its stand-in (one per candidate object)
         self.modules: dict[str, Any] = {}  # remote modules by name
+        # handle id -> (items a drain sent that no ``next`` took yet, how the iterator ended)
+        self.drained: dict[int, tuple[collections.deque[Any], dict[str, Any] | None]] = {}
         self.globals: dict[str, Any] = {}  # the candidate's globals the tests read, by name
 
     def fail(self, kind: str, detail: str, *, sticky: bool = True) -> NoReturn:
@@ -175,6 +179,49 @@ class Calls:
         """One operation on a candidate object (attribute, item, iteration, length...)."""
         request = {"op": op, "target": target, "args": [self.out_value(a) for a in args]}
         return self._answer(self.exchange(request))
+
+    def drain(self, target: dict[str, Any]) -> Any:
+        """``__length_hint__`` of a candidate iterator: a consumer that exhausts it anyway
+        (``list(h)``) is about to call ``next`` until it ends, doing nothing in between, so the
+        candidate may send the items in chunks (one round trip per ``DRAIN_ITEMS``) and how it
+        ended; ``next`` then takes them in order. ``for`` loops and ``next()`` never ask: they
+        stay one item at a time, as lazy as the candidate's iterator. The number is the items
+        buffered (a hint only); NotImplemented for what is not an iterator."""
+        ident = target.get("handle")
+        if ident in self.drained:
+            return len(self.drained[ident][0])
+        if type(ident) is not int or not self._drain_more(target):
+            return NotImplemented
+        return len(self.drained[ident][0])
+
+    def next_of(self, target: dict[str, Any]) -> Any:
+        """``next`` of a candidate iterator: from what a drain buffered, else one request."""
+        ident = target.get("handle")
+        while ident in self.drained:
+            items, end = self.drained[ident]
+            if items:
+                return items.popleft()
+            if end is not None:
+                del self.drained[ident]  # later ``next`` calls ask the (finished) iterator
+                return self._answer(end)
+            self._drain_more(target)
+        return self.operate("next", target)
+
+    def _drain_more(self, target: dict[str, Any]) -> bool:
+        reply = self.exchange({"op": "drain", "target": target, "args": [DRAIN_ITEMS]})
+        raised = self._raised(reply)  # the request itself failed (or could not be judged)
+        if raised is not None:
+            raise raised
+        items, end = reply.get("items"), reply.get("end")
+        if type(items) is not list or not (end is None or type(end) is dict):
+            self.fail("protocol_violation", "a malformed drain reply")
+        if not items and end is None:
+            if reply.get("iterator") is False:
+                return False
+            self.fail("protocol_violation", "a drain reply with no items and no end")
+        decoded = self.in_value(items)
+        self.drained[target["handle"]] = (collections.deque(decoded), end)
+        return True
 
     def import_module(self, name: str) -> Any:
         """The candidate's module ``name`` (imported there, never here), as a remote module."""

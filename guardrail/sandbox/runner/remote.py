@@ -2,8 +2,10 @@
 
 `RemoteHandle` stands for a candidate object (a generator, an instance, a function, a module): it
 forwards iteration, calls, attributes, items, length and membership through the channel, one
-request each (never prefetched: laziness is the candidate's). It never decides anything the judge
-compares: equality, ordering, hash, truth value, ``repr``/``str``/``format``, arithmetic and any
+request each (never prefetched: laziness is the candidate's), except where the judge's own
+consumer will exhaust an iterator anyway (``list(h)``, ``tuple``, ``sorted``, ``str.join``: they
+ask ``__length_hint__`` first), whose items then come in chunks (``Calls.drain``). It never
+decides anything the judge compares: equality, ordering, hash, truth value, ``repr``/``str``/``format``, arithmetic and any
 other operation raise the judge's non-sticky ``unserialisable`` fault (never a TypeError, which
 would make a correct candidate ``failed``). A hostile object's ``__eq__`` is never consulted.
 What it answers to the questions the test asks it (a method's result, ``len``, ``x in h``) is
@@ -104,7 +106,12 @@ class RemoteHandle:
         return self.__judge.operate("iter", self.__ref)
 
     def __next__(self) -> Any:
-        return self.__judge.operate("next", self.__ref)
+        return self.__judge.next_of(self.__ref)
+
+    def __length_hint__(self) -> Any:
+        # Asked by list(), tuple(), sorted(), str.join() and list.extend() of the iterable they
+        # are about to exhaust: the candidate then sends its items in chunks (``Calls.drain``).
+        return self.__judge.drain(self.__ref)
 
     def __len__(self) -> int:
         length = self.__judge.operate("len", self.__ref)
