@@ -61,6 +61,12 @@ DRAINED = (
     "def failing(n):\n    yield from range(n)\n    if n:\n        raise ValueError('boom', n)\n\n"
     "def noisy(n):\n    for i in range(n):\n        print('i', i)\n        yield i\n"
 )
+COPIED = (
+    "from collections import deque\nfrom itertools import count, islice\n\n"
+    "def ilen(iterable):\n    counter = count()\n    deque(zip(iterable, counter), maxlen=0)\n"
+    "    return next(counter)\n\ndef take(n, it):\n    return list(islice(it, n))\n\n"
+    "def lazy(it):\n    for x in it:\n        yield x * 10\n"
+)
 # name: (tests, honest candidate, wrong twin)
 CASES: dict[str, tuple[list[str], str, str]] = {
     "generator": (
@@ -211,6 +217,19 @@ CASES: dict[str, tuple[list[str], str, str]] = {
         ],
         DRAINED,
         DRAINED.replace("raise ValueError('boom', n)", "return"),
+    ),
+    # a test's list, tuple or range iterator crosses as a copy; the test's own one follows it
+    "copied_test_iterators": (
+        [
+            "assert ilen(iter(range(10**6))) == 10**6 and ilen(iter([])) == 0",
+            "it = iter([1, 2, 3, 4])\nassert take(2, it) == [1, 2] and next(it) == 3\n"
+            "assert take(5, it) == [4] and list(it) == []",
+            "it = iter([[1], [2]])\nassert take(1, it) == [[1]] and next(it) == [2]",
+            "r = iter(range(5))\nnext(r)\nassert ilen(r) == 4 and list(r) == []",
+            "t = iter((1, 2, 3))\nassert ilen(t) == 3 and next(t, 'end') == 'end'",
+        ],
+        COPIED,
+        COPIED.replace("return next(counter)", "return next(counter) - (len(iterable) > 1)"),
     ),
     "module_globals_as_doctests_see_them": (
         ["assert scale(2) == 2 * FACTOR and FACTOR == 3", "assert DEFAULTS['mode'] == 'fast'"],
@@ -374,6 +393,23 @@ def test_a_consumer_that_exhausts_a_remote_iterator_takes_its_items_in_chunks() 
     with DockerSandbox(pool_size=1, timeout_s=8.0) as sandbox:
         (verdict,) = sandbox.run([Job(code, spec)])
     assert verdict.status is Status.VERIFIED, verdict
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    "test",
+    [
+        # the test takes from its iterator while the candidate's generator holds the copy
+        "it = iter((5, 6, 7))\ng = lazy(it)\nassert next(g) == 50 and next(it) == 6\n"
+        "assert next(g) == 70",
+        "xs = [1, 2, 3]\nit = iter(xs)\ng = lazy(it)\nassert next(g) == 10\nxs[1] = 9\n"
+        "assert next(g) == 90",
+    ],
+)
+def test_a_copied_iterator_that_diverges_is_unjudgeable_never_failed(gate: Gate, test: str) -> None:
+    (verdict,) = gate.verify([COPIED], Spec.from_tests([test]))
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE), verdict
+    assert "changed" in verdict.tests[0].detail, verdict
 
 
 # -- The runner's processes directly: job fields the host does not send yet ----------------------

@@ -128,6 +128,7 @@ class Calls:
                 if not isinstance(frame, dict):
                     self.fail("protocol_violation", "a frame that is not an object")
                 _show(frame.get("printed"))
+                self._advance_copies(frame.get("consumed"))
                 if "callback" not in frame:
                     return frame
                 write_frame(self.channel, self._serve(frame))
@@ -137,6 +138,17 @@ class Calls:
             self.fail("candidate_exited", "the candidate process ended during a call")
         except (ValueError, RecursionError, MemoryError) as exc:  # not JSON, or nested to crash
             self.fail("protocol_violation", f"unreadable reply: {exc!r}"[:500])
+
+    def _advance_copies(self, consumed: Any) -> None:
+        """The test's iterators where the candidate left their copies (``copies``)."""
+        problem = self.mine.copies.advance(consumed)
+        if problem == "malformed":
+            self.fail("protocol_violation", "a malformed count of copied items taken")
+        if problem == "changed":  # noted, not raised: the frame still needs its answer
+            self.last_fault = (
+                "unserialisable",
+                "the test's iterator changed while the candidate held a copy of its items",
+            )
 
     def call(self, target: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call a candidate function or object; arguments it changed in place are written back

@@ -113,8 +113,27 @@ class JudgeIterator(JudgeObject):
         return self._server.callback(self._id, "next", (), {})
 
 
+class JudgeCopy(JudgeIterator):
+    # A test's list, tuple or range iterator, whose remaining items came along (``copies``):
+    # taken here, and counted for the judge, which advances its own by as many.
+
+    __slots__ = ("_items",)
+
+    def __init__(self, server: Server, ident: int, name: str, items: Any) -> None:
+        super().__init__(server, ident, name)
+        self._items = iter(items)
+
+    def __iter__(self) -> Any:
+        return self
+
+    def __next__(self) -> Any:
+        item = next(self._items)
+        self._server.consumed[self._id] = self._server.consumed.get(self._id, 0) + 1
+        return item
+
+
 # Every class body sets its own ``__doc__`` and ``__module__``: the judge object's are asked for.
-for _kind in (JudgeCallable, JudgeIterator):
+for _kind in (JudgeCallable, JudgeIterator, JudgeCopy):
     _kind.__doc__ = property(lambda self: self.__getattr__("__doc__"))  # type: ignore[assignment]
     _kind.__module__ = property(lambda self: self.__getattr__("__module__"))  # type: ignore[assignment]
 
@@ -128,6 +147,7 @@ class Server:
         self.objects: list[Any] = []  # handle id -> object (kept alive: ids stay unique)
         self.ids: dict[int, int] = {}  # id(object) -> handle id
         self.stubs: dict[int, JudgeObject] = {}
+        self.consumed: dict[int, int] = {}  # copied judge iterator -> items taken, not yet told
         self.out = Tee(sys.stdout)
         sys.stdout = self.out
 
@@ -139,6 +159,9 @@ class Server:
         printed = self.out.drain()
         if printed:
             frame["printed"] = printed
+        if self.consumed:  # items of the test's copied iterators taken since the last frame
+            frame["consumed"] = {str(ident): count for ident, count in self.consumed.items()}
+            self.consumed.clear()
         write_frame(self.channel, frame)
 
     # -- references ------------------------------------------------------------------------
@@ -182,9 +205,17 @@ class Server:
         if "cb" in ref:
             ident = int(ref["cb"])
             stub = self.stubs.get(ident)
+            if isinstance(stub, JudgeCopy) and "items" in ref:  # the test took some itself
+                stub._items = iter(decode(ref["items"]))
             if stub is None:
-                kind = JudgeIterator if ref.get("iterator") else JudgeCallable
-                stub = self.stubs[ident] = kind(self, ident, str(ref.get("name", "")))
+                name = str(ref.get("name", ""))
+                if "items" in ref:
+                    stub = JudgeCopy(self, ident, name, decode(ref["items"]))
+                else:
+                    stub = (JudgeIterator if ref.get("iterator") else JudgeCallable)(
+                        self, ident, name
+                    )
+                self.stubs[ident] = stub
             return stub
         module, _, qualname = str(ref["builtin"]).partition(":")
         if module not in BUILTIN_MODULES:

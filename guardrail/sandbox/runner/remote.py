@@ -5,9 +5,10 @@ forwards iteration, calls, attributes, items, length and membership through the 
 request each (never prefetched: laziness is the candidate's), except where the judge's own
 consumer will exhaust an iterator anyway (``list(h)``, ``tuple``, ``sorted``, ``str.join``: they
 ask ``__length_hint__`` first), whose items then come in chunks (``Calls.drain``). It never
-decides anything the judge compares: equality, ordering, hash, truth value, ``repr``/``str``/``format``, arithmetic and any
-other operation raise the judge's non-sticky ``unserialisable`` fault (never a TypeError, which
-would make a correct candidate ``failed``). A hostile object's ``__eq__`` is never consulted.
+decides anything the judge compares: equality, ordering, hash, truth value,
+``repr``/``str``/``format``, arithmetic and any other operation raise the judge's non-sticky
+``unserialisable`` fault (never a TypeError, which would make a correct candidate ``failed``).
+A hostile object's ``__eq__`` is never consulted.
 What it answers to the questions the test asks it (a method's result, ``len``, ``x in h``) is
 its answer, as any function's result is; the judge compares those answers as plain data.
 
@@ -52,6 +53,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .codec import MUTABLE, Unserialisable
+from .copies import Copies
 
 if TYPE_CHECKING:
     from .calls import Calls
@@ -251,6 +253,7 @@ class JudgeObjects:
         self.objects: list[Any] = []
         self.ids: dict[int, int] = {}
         self.builtin_names: dict[int, tuple[str, Any]] | None = None  # built when first needed
+        self.copies = Copies()
 
     def reference(self, value: object) -> Any:
         """The reference form of a judge value that is not plain data (the codec's hook)."""
@@ -277,9 +280,11 @@ class JudgeObjects:
                 raise Unserialisable(f"more than {MAX_JUDGE_OBJECTS} judge objects crossed")
             known = self.ids[id(value)] = len(self.objects)
             self.objects.append(value)
+        items = self.copies.items_to_send(known, value) if iterator else None
         name_of = getattr(value, "__name__", "")
         name_of = name_of if type(name_of) is str else ""
-        return {"cb": known, "name": name_of, "iterator": iterator}
+        ref = {"cb": known, "name": name_of, "iterator": iterator}
+        return ref if items is None else {**ref, "items": items}
 
     def get(self, ident: Any) -> Any:
         if type(ident) is not int or not 0 <= ident < len(self.objects):
