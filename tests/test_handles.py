@@ -335,6 +335,55 @@ def test_code_without_its_module_is_unverifiable_never_failed(
 
 
 @pytest.mark.docker
+def test_doctests_last_shown_value_is_underscore(gate: Gate) -> None:
+    """``>>> _`` is the last value an example showed (doctest's display hook), kept in the
+    examples' builtins: their own ``_`` still wins, as in a doctest session."""
+    test = (
+        "__doctest_example__('scale(2)', '6')\n__doctest_example__('_ + 1', '7')\n"
+        "__doctest_example__('_', '7')\n__doctest_example__('n = scale(1)')\n"
+        "__doctest_example__('_', '7')\n__doctest_example__('_ = 0')\n"
+        "__doctest_example__('scale(5)', '15')\n__doctest_example__('_', '0')"
+    )
+    spec = Spec.build([test], "scale")
+    right, wrong = gate.verify(
+        ["def scale(x):\n    return 3 * x\n", "def scale(x):\n    return 3 * x + (x == 5)\n"],
+        spec,
+    )
+    assert right.status is Status.VERIFIED, right
+    assert wrong.status is Status.FAILED, wrong
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    ("setup", "test"),
+    [
+        ("from more_itertools_not_here import take", "assert f(3) == 3"),
+        ("", "from more_itertools_not_here import take\nassert f(3) == 3"),
+    ],
+)
+def test_the_tests_import_of_a_package_the_judge_lacks_is_missing_context_without_context(
+    gate: Gate, setup: str, test: str
+) -> None:
+    """A doctest's setup imports the snippet's own package; without context nothing can
+    supply it (with context it imports from the context, so a missing one is a dependency)."""
+    spec = Spec.build([test], "f", setup=setup)
+    (verdict,) = gate.verify(["def f(x):\n    return x\n"], spec)
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.MISSING_CONTEXT)
+    assert "more_itertools_not_here" in verdict.message, verdict
+
+
+def test_with_context_the_tests_missing_import_is_a_missing_dependency() -> None:
+    context = {"module": "m", "modules": {}}
+    report = _judge_here(
+        "def f(x):\n    return x\n",
+        ["assert f(1) == 1"],
+        context=context,
+        setup="import numpy_not_in_the_image",
+    )
+    assert (report["status"], report["reason"]) == ("unverifiable", "missing_dependency"), report
+
+
+@pytest.mark.docker
 def test_a_judged_failure_elsewhere_still_makes_the_candidate_failed(gate: Gate) -> None:
     """One test hits a missing helper, the other was judged on real code and failed."""
     code = "def f(x):\n    if x < 0:\n        return helper(x)\n    return x + 1\n"

@@ -88,6 +88,8 @@ class Judge(Calls):
                 "__doctest_example__": doctest_example,
             }
             exec(compile(job["setup"], "<setup>", "exec"), namespace)
+        except ModuleNotFoundError as exc:  # the setup's own import (``from pkg import f``)
+            return make_report("unverifiable", *self._missing_module(exc))
         except BaseException as exc:
             return make_report("error", "setup_error", f"the spec's setup raised {exc!r}"[:2000])
         bind = job.get("bind") or {job["entry_point"]: job["entry_point"]}
@@ -161,7 +163,7 @@ class Judge(Calls):
         except AssertionError as exc:
             outcome.update(outcome="FAIL", detail=message_of(exc, 500))
         except ModuleNotFoundError as exc:  # the test's own import: this image lacks it
-            return _outcome(test, "missing_dependency", message_of(exc, 500))
+            return _outcome(test, *self._missing_module(exc))
         except BaseException as exc:
             outcome.update(outcome=f"ERROR:{safe_name(type(exc).__name__)}")
             outcome["detail"] = message_of(exc, 500)
@@ -171,6 +173,14 @@ class Judge(Calls):
         if fault is not None:
             return _outcome(test, *fault)
         return outcome
+
+    def _missing_module(self, exc: ModuleNotFoundError) -> tuple[str, str]:
+        """The fault for a module the setup or a test imports and the judge cannot: without
+        context it may well be the snippet's own package (a doctest's ``from more_itertools
+        import take``), which only context supplies (``missing_context``); with context the
+        package's own modules import from it (remote), so what is missing is a dependency."""
+        kind = "missing_dependency" if self.has_context else "missing_context"
+        return kind, f"the tests import a module the sandbox lacks: {message_of(exc, 400)}"
 
     def _fault_during_test(self) -> tuple[str, str] | None:
         return self.last_fault  # a method: mypy would take it for None after the reset above
