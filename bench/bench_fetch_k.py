@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+from realcode.sdists import SDISTS, fetch, module_of
 
 from guardrail.gate import Candidate, Gate
 from guardrail.index import CodeIndex, minilm_embedding, split_tree
@@ -30,7 +30,6 @@ from guardrail.sources import resolve
 
 KS = (5, 10, 20, 30, 50)
 TIMED_PER_LIBRARY = 2  # queries per library whose top k the gate judges under the clock
-SDISTS = {"more-itertools": "10.5.0", "toolz": "1.0.0", "boltons": "24.1.0"}
 
 # query -> "module:qualified_name" of the function an agent asking it wants.
 QUERIES: dict[str, dict[str, str]] = {
@@ -163,25 +162,6 @@ QUERIES: dict[str, dict[str, str]] = {
         "find all links in a block of text": "boltons.urlutils:find_all_links",
     },
 }
-
-
-def fetch(workdir: Path, name: str, version: str) -> Path:
-    """The extracted sdist of ``name==version`` under ``workdir`` (downloaded once)."""
-    target = workdir / f"{name}-{version}"
-    if target.is_dir():
-        return target
-    command = [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps"]
-    command += ["--dest", str(workdir), f"{name}=={version}"]
-    subprocess.run(command, check=True, capture_output=True)
-    archive = next(workdir.glob(f"{name.replace('-', '[-_]')}-{version}.tar.gz"))
-    with tarfile.open(archive) as tar:
-        tar.extractall(workdir, filter="data")
-    extracted = next(p for p in workdir.iterdir() if p.is_dir() and p.name.endswith(version))
-    return extracted if extracted == target else extracted.rename(target)
-
-
-def module_of(file: str, root: Path) -> str:
-    return ".".join(Path(file).relative_to(root.resolve()).with_suffix("").parts)
 
 
 def ranks_for(index: CodeIndex, root: Path, queries: dict[str, str]) -> dict[str, int | None]:

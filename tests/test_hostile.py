@@ -8,6 +8,8 @@ Every sandbox test here runs under each container runtime (runc, and gVisor's ru
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,6 +55,7 @@ EXPECTED = {
     "print_result_marker": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
     # Its answer to the judge's first request (the bound name's stand-in) is not one.
     "forged_greeting": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
+    "forged_greeting_crashes_the_judge": (Status.FAILED, Reason.TESTS_FAILED),
     "forged_callbacks_and_references": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
     "undeletable_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
     "sysv_ipc_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
@@ -194,13 +197,23 @@ def test_output_is_captured_and_truncated(sandbox_runtime: str) -> None:
 
 
 def test_hunters_would_find_a_leak_if_there_were_one() -> None:
-    """Control for the hunting attacks: in a process that holds the tests they do succeed."""
-    namespace: dict[str, object] = {}
-    exec((SNIPPETS / "hostile" / "hunt_tests_in_own_memory.py").read_text(), namespace)
-    leaked_test = " ".join(SPEC.tests)  # the tests are now in this process's memory
-    square = namespace["square"]
-    assert callable(square)
-    assert square(7919) == 62710561, leaked_test
+    """Control for the hunting attacks: in a process that holds the tests they do succeed.
+
+    A fresh interpreter, not this one: pytest's process holds whatever earlier tests left (a
+    judge's proxy objects refuse ``repr``, as they should), which is not what a hunter meets.
+    """
+    hunter = (SNIPPETS / "hostile" / "hunt_tests_in_own_memory.py").read_text()
+    leaked_test = " ".join(SPEC.tests)  # the tests are in the hunting process's memory
+    program = f"tests = {leaked_test!r}\n{hunter}\nprint(square(7919))\n"
+    ran = subprocess.run(
+        [sys.executable, "-I", "-c", program],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.split() == ["62710561"], ran.stdout[-2000:]
 
 
 def test_an_unresponsive_container_is_replaced_and_its_jobs_replayed(sandbox_runtime: str) -> None:

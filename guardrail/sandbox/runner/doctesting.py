@@ -17,8 +17,9 @@ gVisor), against about 4 ms for a whole job. A host test checks the mirror again
 
 A mismatch raises `AssertionError` (the test's ``FAIL``) with a short, capped description. An
 exception the example raised and did not expect propagates unchanged (the judge's ``ERROR:<name>``,
-as doctest fails it), and only `Exception`s are ever compared: the judge's faults (a value that
-cannot be judged, a timeout) are not, so they keep their own verdict and never become a FAIL.
+as doctest fails it), and only `Exception`s and the candidate's own others (its ``SystemExit``)
+are ever compared: the judge's faults (a value that cannot be judged, a timeout) are not, so they
+keep their own verdict and never become a FAIL.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import io
 import re
 import sys
 from typing import Any
+
+from .exceptions import CandidateRaisedBase
 
 __all__ = [
     "FLAGS",
@@ -134,7 +137,9 @@ def _run(
             exec(compile(_terminated(source), "<doctest>", "single", 0, True), namespace)
         finally:
             sys.stdout, sys.displayhook = saved
-    except Exception as exc:  # never BaseException: the judge's faults are not the example's
+    except (Exception, CandidateRaisedBase) as exc:  # never the judge's faults (BaseException)
+        # A candidate's SystemExit (argparse's, on bad arguments) is compared as doctest
+        # compares it; it arrives as a stand-in outside `Exception`.
         if raises is None:
             raise
         if _exception_matches(raises, exc, flags):
@@ -220,7 +225,7 @@ def exception_line(exc: BaseException) -> str:
     return f"{name}: {text}\n" if text else f"{name}\n"
 
 
-def _exception_matches(raises: str, exc: Exception, flags: int) -> bool:
+def _exception_matches(raises: str, exc: BaseException, flags: int) -> bool:
     """Doctest's comparison of the exception-only line, then one allowance: an exception whose
     class is not a builtin is compared without its module path. Rebuilt in the judge, the class
     of a candidate's own exception has the judge's module, not the candidate's."""

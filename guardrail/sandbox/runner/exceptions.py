@@ -17,6 +17,10 @@ from typing import Any
 from .codec import Unserialisable, decode, encode, message_of
 
 MAX_NAME = 100
+# The judge's number for an exception one of its callbacks raised: rebuilt in the candidate it
+# keeps the number, so that raised on from there it is the judge's own exception object again
+# (a test's ``except MyError`` catches it, as in-process).
+THROWN = "judge_exception"
 _NEVER_REBUILT = (StopIteration, StopAsyncIteration)
 
 
@@ -48,6 +52,9 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
     name = getattr(exc, "name", None) if isinstance(exc, NameError | ImportError) else None
     if type(name) is str:
         info["name"] = name[:MAX_NAME]
+    thrown = getattr(exc, THROWN, None)
+    if type(thrown) is int:
+        info[THROWN] = thrown
     return info
 
 
@@ -71,10 +78,17 @@ def rebuild_exception(info: dict[str, Any]) -> BaseException:
                     break
             if isinstance(rebuilt, NameError | ImportError) and type(info.get("name")) is str:
                 rebuilt.name = info["name"]
-            return rebuilt
+            return _numbered(rebuilt, info)
     family = CandidateRaised if "Exception" in info.get("bases", []) else CandidateRaisedBase
     stand_in: type[BaseException] = type(name, (family,), {})
-    return stand_in(message)
+    return _numbered(stand_in(message), info)
+
+
+def _numbered(exc: BaseException, info: dict[str, Any]) -> BaseException:
+    if type(info.get(THROWN)) is int:
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(exc, THROWN, info[THROWN])
+    return exc
 
 
 def _arguments(info: dict[str, Any], message: str) -> tuple[Any, ...]:

@@ -19,6 +19,10 @@ class ChannelClosed(Exception):
     """The other end closed the channel."""
 
 
+class FrameTooLarge(ValueError):
+    """A frame the other end would refuse (over `MAX_FRAME`); raised before anything is sent."""
+
+
 def pack_frame(obj: object) -> bytes:
     data = json.dumps(obj, separators=(",", ":")).encode("utf-8")
     return HEADER.pack(len(data)) + data
@@ -48,6 +52,10 @@ def read_frame(fd: int, deadline: float | None = None) -> Any:
 
 
 def write_frame(fd: int, obj: object) -> None:
-    data = memoryview(pack_frame(obj))
+    packed = pack_frame(obj)
+    if len(packed) - HEADER.size > MAX_FRAME:
+        size = len(packed) - HEADER.size
+        raise FrameTooLarge(f"a frame of {size} bytes is over the {MAX_FRAME} byte limit")
+    data = memoryview(packed)
     while data:
         data = data[os.write(fd, data) :]

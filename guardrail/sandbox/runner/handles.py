@@ -31,7 +31,7 @@ from typing import Any, TextIO
 
 from .codec import MUTABLE, Unserialisable, decode, encode
 from .exceptions import describe_exception, rebuild_exception
-from .framing import read_frame, write_frame
+from .framing import FrameTooLarge, read_frame, write_frame
 from .identity import check_not_kept, check_result, mutable_parts, reference_counts
 
 MAX_HANDLES = 100_000
@@ -51,22 +51,27 @@ class Tee:
         self.real = real
         self.kept: list[str] = []
         self.size = 0
+        self.cut = False  # more was printed than is kept: the judge must not compare it
 
     def write(self, text: str) -> int:
         self.real.write(text)
-        if self.size < MAX_PRINTED:
-            piece = str(text)[: MAX_PRINTED - self.size]
+        piece = str(text)[: MAX_PRINTED - self.size]
+        if piece:
             self.kept.append(piece)
             self.size += len(piece)
+        self.cut = self.cut or len(piece) < len(text)
         return len(text)
 
     def flush(self) -> None:
         self.real.flush()
 
-    def drain(self) -> str:
-        text = "".join(self.kept)
-        self.kept, self.size = [], 0
-        return text
+    def drain(self) -> dict[str, Any]:
+        """What was printed since the last frame, as that frame's fields."""
+        said: dict[str, Any] = {"printed": "".join(self.kept)} if self.kept else {}
+        if self.cut:
+            said["printed_cut"] = True
+        self.kept, self.size, self.cut = [], 0, False
+        return said
 
     def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno: the real stream's
         return getattr(self.real, name)
@@ -156,13 +161,14 @@ class Server:
             self._send(self.answer(read_frame(self.channel)))
 
     def _send(self, frame: dict[str, Any]) -> None:
-        printed = self.out.drain()
-        if printed:
-            frame["printed"] = printed
+        said = self.out.drain()
         if self.consumed:  # items of the test's copied iterators taken since the last frame
-            frame["consumed"] = {str(ident): count for ident, count in self.consumed.items()}
+            said["consumed"] = {str(ident): count for ident, count in self.consumed.items()}
             self.consumed.clear()
-        write_frame(self.channel, frame)
+        try:
+            write_frame(self.channel, {**frame, **said})
+        except FrameTooLarge as exc:  # the judge would refuse it as a broken protocol
+            write_frame(self.channel, {"unserialisable": str(exc), **said})
 
     # -- references ------------------------------------------------------------------------
 

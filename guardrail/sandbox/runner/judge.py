@@ -20,16 +20,15 @@ from __future__ import annotations
 
 import ast
 import builtins
-import io
 import sys
 from typing import Any
 
-from .calls import Calls, Fault, lacks_context
+from .calls import Calls, Discarded, Fault, lacks_context
 from .codec import message_of
 from .doctesting import Unjudged, doctest_example, example_sources
 from .exceptions import safe_name
 from .framing import ChannelClosed, read_frame
-from .remote import Names, RemoteHandle
+from .remote import Names, RemoteHandle, global_reference
 
 # Fault kind (also the verdict's reason word) -> the outcome word the release uses for it.
 FAULT_OUTCOMES = {
@@ -40,6 +39,10 @@ FAULT_OUTCOMES = {
     "missing_context": "ERROR:MissingContext",
     "missing_dependency": "ERROR:MissingDependency",
 }
+# The judge's own names in the tests' namespace: never bound to the candidate. Bound, the
+# candidate's function (an alias guessed for a spec whose entry point was inferred from doctest
+# calls, or a hostile `__doctest_example__`) would be called to run, and pass, every example.
+_JUDGES_OWN = frozenset({"__name__", "__builtins__", "__doctest_example__"})
 # A refused load (the greeting's type) that says what was missing rather than what was wrong.
 _LOAD_REASONS = {
     "MissingEntryPoint": ("error", "missing_entry_point"),
@@ -47,14 +50,6 @@ _LOAD_REASONS = {
     "ModuleNotFoundError": ("unverifiable", "missing_dependency"),
     "MissingContext": ("unverifiable", "missing_context"),
 }
-
-
-class _Nowhere(io.TextIOBase):
-    """The judge's stdout (its descriptor 1 is closed): the candidate's printed text lands here
-    unless a test (a doctest checker) has put its own stream in place."""
-
-    def write(self, text: str) -> int:
-        return len(text)
 
 
 class Judge(Calls):
@@ -77,7 +72,7 @@ class Judge(Calls):
         self.has_context = bool(context)
         if not hello.get("loaded"):
             return self._refused(hello)
-        sys.stdout = _Nowhere()
+        sys.stdout = Discarded()
         shipped = set(context.get("modules", {})) if isinstance(context, dict) else set()
         try:
             names = Names(self._lookup, _bound_by(_nodes(job)))
@@ -90,31 +85,43 @@ class Judge(Calls):
             exec(compile(job["setup"], "<setup>", "exec"), namespace)
         except ModuleNotFoundError as exc:  # the setup's own import (``from pkg import f``)
             return make_report("unverifiable", *self._missing_module(exc))
+        except Fault:  # the setup reached the candidate (a context import, a module global)
+            return self._faulted("in the setup")
         except BaseException as exc:
             return make_report("error", "setup_error", f"the spec's setup raised {exc!r}"[:2000])
         bind = job.get("bind") or {job["entry_point"]: job["entry_point"]}
-        try:  # asked for at once: a class must be its stand-in class (``type(x) is Cls``)
-            for name, target in bind.items():
-                namespace[str(name)] = self.operate("get", {"global": str(target)})
-        except Fault as fault:
-            kind = str(fault.args[0])
-            status = "timeout" if kind == "timeout" else "error"
-            return make_report(status, kind, (self.last_fault or (kind, kind))[1])
+        for name, target in bind.items():
+            if str(name) in _JUDGES_OWN:
+                continue
+            try:  # asked for at once: a class must be its stand-in class (``type(x) is Cls``)
+                value = self.operate("get", {"global": str(target)})
+            except Fault:
+                return self._faulted("binding the tests' names")
+            except Exception:  # its answer was an exception: the tests meet the call's own
+                value = global_reference(self, str(target))
+            namespace[str(name)] = value
         tests = [self._run_test(test, namespace) for test in job["tests"]]
         offered = hello.get("functions")
+        offered = offered if type(offered) is list else []  # `in 5` would crash the judge
         alias = hello.get("alias")
-        if not (isinstance(alias, str) and alias.isidentifier() and alias in (offered or [])):
+        if not (isinstance(alias, str) and alias.isidentifier() and alias in offered):
             alias = None  # the candidate's word; kept only when it names a real function
         report = make_report(*_status_of(tests), alias=alias)
         report["tests"] = tests
         return report
+
+    def _faulted(self, where: str) -> dict[str, Any]:
+        """The report when a fault ended the job before its tests ran."""
+        kind, detail = self.last_fault or (self.fault or "protocol_violation", "")
+        status, reason, message = _status_of([_outcome("<setup>", kind, detail)])
+        return make_report(status, reason, f"{where}: {message}")
 
     def _refused(self, hello: dict[str, Any]) -> dict[str, Any]:
         """The report for code that did not load: what was missing, or what went wrong."""
         kind = safe_name(hello.get("type"))
         message = str(hello.get("message", ""))
         status, reason = _LOAD_REASONS.get(kind, ("error", "load_error"))
-        if not self.has_context and lacks_context(kind, message):
+        if not self.has_context and lacks_context({**hello, "type": kind}):
             status, reason = "unverifiable", "missing_context"
         return make_report(status, reason, f"{kind}: {message}"[:2000])
 
@@ -199,7 +206,8 @@ def _nodes(job: dict[str, Any]) -> list[ast.AST]:
 
 
 def _bound_by(nodes: list[ast.AST]) -> set[str]:
-    """Names the test code binds: assignment and loop targets, ``as`` names, defs, imports."""
+    """Names the test code binds: assignment and loop targets, ``as`` names, defs, imports,
+    match captures."""
     bound: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
@@ -212,6 +220,10 @@ def _bound_by(nodes: list[ast.AST]) -> set[str]:
             bound.add((node.asname or node.name).split(".")[0])
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:  # ``case (x, y):``
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:  # ``case {**rest}:``
+            bound.add(node.rest)
     return bound
 
 

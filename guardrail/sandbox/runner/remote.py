@@ -225,9 +225,16 @@ def remote_class(judge: Calls, ident: int, name: str, calls: bool) -> RemoteClas
     return RemoteClass(name, (base,), namespace)
 
 
+def global_reference(judge: Calls, name: str) -> RemoteCallable:
+    """A callable that names the candidate's global ``name``, asked for at each call."""
+    proxy: RemoteCallable = object.__new__(RemoteCallable)
+    RemoteHandle.__init__(proxy, judge, {"global": name})
+    return proxy
+
+
 def is_remote(value: object) -> bool:
     kind = type(value)  # never ``in`` a tuple: a stand-in class's ``==`` is refused
-    return kind is RemoteClass or isinstance(kind, RemoteClass)
+    return kind is RemoteClass or kind is RemoteCallable or isinstance(kind, RemoteClass)
 
 
 def reference_of(value: Any) -> dict[str, Any]:

@@ -139,11 +139,6 @@ async def test_nothing_verified_is_said_not_empty_response(
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the judge's missing_context fault (helpers HANDLES/CONTEXT, issue 8); until"
-    " then the NameError is a failed test and the node is dropped. Remove this mark on merge.",
-)
 def test_llm_is_told_where_code_lacking_its_module_lives(
     chroma_client: ClientAPI, embed_model: GuardrailMiniLMEmbedding, gate: Gate
 ) -> None:

@@ -69,11 +69,6 @@ def test_code_verified_by_its_own_doctests_is_labelled_so_and_has_no_host_paths(
     assert kept[0].metadata["file"] == f"{ROOT}/listlib/more.py"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the judge's missing_context fault (helpers HANDLES/CONTEXT, issue 8); until"
-    " then the NameError is a failed test and the code is dropped. Remove this mark on merge.",
-)
 def test_code_that_needs_its_module_is_pointed_to_by_its_import(gate: Gate) -> None:
     needs_helper = CHUNKED.replace("return [", "return _check(size) and [")
     # No root: the gate cannot ship its module, so the code cannot be judged where it lives.
