@@ -11,6 +11,7 @@ verified code is ranked first and code that failed is never handed over.
 """
 
 from guardrail.cache import VerdictCache
+from guardrail.context import CodeContext, MissingContextError, context_metadata
 from guardrail.errors import (
     CacheWarning,
     CandidateFileError,
@@ -36,6 +37,7 @@ __all__ = [
     "CacheWarning",
     "Candidate",
     "CandidateFileError",
+    "CodeContext",
     "DockerSandbox",
     "EngineUnavailableError",
     "Gate",
@@ -46,6 +48,7 @@ __all__ = [
     "ImageUnusableError",
     "InputError",
     "Job",
+    "MissingContextError",
     "Policy",
     "Reason",
     "RuntimeNotFoundError",
@@ -60,4 +63,5 @@ __all__ = [
     "Verdict",
     "VerdictCache",
     "apply_policy",
+    "context_metadata",
 ]

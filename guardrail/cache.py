@@ -1,6 +1,7 @@
 """`VerdictCache`: verdicts kept in SQLite so a repeated verification touches no container.
 
-Key: sha256(code), sha256(spec), the sandbox identity (image id, runner version and limits, see
+Key: sha256(code, and the digest of its module context and binding when it has one), sha256(spec),
+the sandbox identity (image id, runner version and limits, see
 `Sandbox.identity`). Only verdicts that depend on nothing but those are stored: a sandbox fault
 depends on the engine and is never cached; a ``timeout`` is cached only when the candidate spent
 its time computing (`Verdict.busy_timeout`: an endless loop times out again), never when it was
@@ -66,15 +67,24 @@ class VerdictCache:
         self._db = self._open()
 
     @staticmethod
-    def key(code: str, spec: Spec, sandbox_identity: str) -> tuple[str, str, str]:
+    def key(
+        code: str, spec: Spec, sandbox_identity: str, context: str | None = None
+    ) -> tuple[str, str, str]:
+        """``context``: the digest of what the job carries besides code and spec (its module
+        context and binding, `guardrail.jobs`); folded into the code's hash, so a changed helper
+        in the module is a different key, and jobs without one keep their old keys."""
         # surrogatepass: text from JSON may hold lone surrogates; they must hash, not crash.
-        digest = hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()
-        return (digest, spec.sha256, sandbox_identity)
+        data = code.encode("utf-8", "surrogatepass")
+        if context is not None:
+            data += b"\0context:" + context.encode("ascii")
+        return (hashlib.sha256(data).hexdigest(), spec.sha256, sandbox_identity)
 
-    def get(self, code: str, spec: Spec, sandbox_identity: str) -> Verdict | None:
+    def get(
+        self, code: str, spec: Spec, sandbox_identity: str, *, context: str | None = None
+    ) -> Verdict | None:
         """The stored verdict (marked ``cached=True``), or None (also when the cache is off)."""
         with self._lock:
-            row = self._read(self.key(code, spec, sandbox_identity))
+            row = self._read(self.key(code, spec, sandbox_identity, context))
             try:
                 stored = None if row is None else Verdict.model_validate_json(row[0])
             except ValueError as exc:  # a row another version of guardrail wrote
@@ -86,13 +96,21 @@ class VerdictCache:
             self.hits += 1
         return stored.model_copy(update={"cached": True})
 
-    def put(self, code: str, spec: Spec, sandbox_identity: str, verdict: Verdict) -> bool:
+    def put(
+        self,
+        code: str,
+        spec: Spec,
+        sandbox_identity: str,
+        verdict: Verdict,
+        *,
+        context: str | None = None,
+    ) -> bool:
         """Store a verdict unless it depends on load or faults; returns whether it was stored."""
         if verdict.reason is Reason.SANDBOX_FAULT:
             return False
         if verdict.status is Status.TIMEOUT and not verdict.busy_timeout:
             return False
-        key = self.key(code, spec, sandbox_identity)
+        key = self.key(code, spec, sandbox_identity, context)
         with self._lock:
             try:
                 payload = verdict.model_copy(update={"cached": False}).model_dump_json()

@@ -11,16 +11,18 @@ from the cache); a sandbox that cannot run raises `SandboxError`, it never yield
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from guardrail.cache import VerdictCache
+from guardrail.jobs import PreparedJob, prepare_job
 from guardrail.precheck import precheck_verdict
-from guardrail.sandbox.base import Job, Sandbox
+from guardrail.sandbox.base import Sandbox
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status, Verdict
 
@@ -30,17 +32,21 @@ __all__ = ["Candidate", "Gate", "GateResult", "GatedCandidate", "Policy", "apply
 class Policy(StrEnum):
     """What the gate hands over.
 
-    * ``rerank``  verified first, then candidates that had no tests (``unverifiable`` with
-      nothing run), then those whose tests ran but could not be judged (``unverifiable``,
-      reason ``unserialisable``: a value could not cross the sandbox boundary), each group in
-      retrieval order; failed, error and timeout are dropped;
-    * ``filter``  verified only;
+    * ``rerank``  verified first (those verified under their own name before those verified
+      through an alias, ``Verdict.alias``: binding a function under the tests' name is a
+      weaker match), then candidates that had no tests (``unverifiable`` with nothing run),
+      then those that could not be judged (``unverifiable`` with reason ``unserialisable``: a
+      value could not cross the sandbox boundary; ``missing_context`` or ``missing_dependency``:
+      the module or a package it needs could not be had), each group in retrieval order;
+      failed, error and timeout are dropped;
+    * ``filter``  verified only (own name first, then aliases);
     * ``abstain`` verified, then candidates that had no tests, when anything verified; nothing
       at all otherwise.
 
     Unjudgeable candidates rank last and ``filter``/``abstain`` never hand them over: any wrong
-    candidate can make its values unjudgeable (return a custom object), so having tests that
-    could not judge it must never rank it like a candidate that simply had none.
+    candidate can make itself unjudgeable (return a custom object, raise NameError or
+    ModuleNotFoundError on purpose), so having tests that could not judge it must never rank it
+    like a candidate that simply had none.
     """
 
     RERANK = "rerank"
@@ -84,17 +90,22 @@ class GateResult(BaseModel):
         return bool(self.judged) and not self.kept
 
 
+UNJUDGEABLE = frozenset({Reason.UNSERIALISABLE, Reason.MISSING_CONTEXT, Reason.MISSING_DEPENDENCY})
+"""Reasons of ``unverifiable`` verdicts whose tests were meant to run but could not judge."""
+
+
 def apply_policy(judged: Sequence[GatedCandidate], policy: Policy) -> list[GatedCandidate]:
     """Order and filter judged candidates; see `Policy`. Failed, error and timeout are dropped."""
     by_rank = sorted(judged, key=lambda item: item.retrieval_rank)
     verified = [item for item in by_rank if item.verdict.status is Status.VERIFIED]
+    verified.sort(key=lambda item: item.verdict.alias is not None)  # stable: rank order kept
     if policy is Policy.FILTER or (policy is Policy.ABSTAIN and not verified):
         return verified
     unverifiable = [item for item in by_rank if item.verdict.status is Status.UNVERIFIABLE]
-    untested = [item for item in unverifiable if item.verdict.reason is not Reason.UNSERIALISABLE]
+    untested = [item for item in unverifiable if item.verdict.reason not in UNJUDGEABLE]
     if policy is Policy.ABSTAIN:
         return verified + untested
-    unjudgeable = [item for item in unverifiable if item.verdict.reason is Reason.UNSERIALISABLE]
+    unjudgeable = [item for item in unverifiable if item.verdict.reason in UNJUDGEABLE]
     return verified + untested + unjudgeable
 
 
@@ -108,6 +119,8 @@ class Gate:
         sandbox: where candidates run. Default: a `DockerSandbox` with its defaults.
         cache: a `VerdictCache`; the default is the user cache dir; ``False`` turns caching off.
         policy: the default policy of `gate`.
+        context_root: where candidates' relative ``file`` metadata lives (default: each
+            candidate's own ``root``); see `guardrail.context`.
     """
 
     def __init__(
@@ -116,6 +129,7 @@ class Gate:
         *,
         cache: VerdictCache | bool = True,
         policy: Policy | str = Policy.RERANK,
+        context_root: str | Path | None = None,
     ) -> None:
         if sandbox is None:
             from guardrail.sandbox.docker import DockerSandbox
@@ -127,16 +141,27 @@ class Gate:
             VerdictCache() if cache is True else cache if isinstance(cache, VerdictCache) else None
         )
         self.policy = Policy(policy)
+        self.context_root = context_root
 
-    def verify(self, codes: Sequence[str], spec: SpecArg) -> list[Verdict]:
+    def verify(
+        self,
+        codes: Sequence[str],
+        spec: SpecArg,
+        *,
+        metadata: Sequence[Mapping[str, Any] | None] | None = None,
+    ) -> list[Verdict]:
         """One verdict per code, in order.
 
         ``spec`` is one spec for all candidates, or one per candidate; ``None`` means no tests
-        (the verdict is ``unverifiable``).
+        (the verdict is ``unverifiable``). ``metadata`` (one per code) carries each candidate's
+        module context (`guardrail.context`); a candidate without it runs on its own.
         """
         specs = _specs_for(codes, spec)
+        metadatas = list(metadata) if metadata is not None else [None] * len(codes)
+        if len(metadatas) != len(codes):
+            raise ValueError(f"got {len(metadatas)} metadata for {len(codes)} candidates")
         verdicts: list[Verdict | None] = [None] * len(codes)
-        pending: list[tuple[int, Job]] = []
+        pending: list[tuple[int, PreparedJob]] = []
         identity: str | None = None
         for index, (code, one_spec) in enumerate(zip(codes, specs, strict=True)):
             early = _judge_without_running(code, one_spec)
@@ -144,25 +169,38 @@ class Gate:
                 verdicts[index] = early
                 continue
             assert one_spec is not None  # _judge_without_running answered every None spec
+            prepared = prepare_job(code, one_spec, metadatas[index], self.context_root)
+            if isinstance(prepared, Verdict):
+                verdicts[index] = prepared
+                continue
             if self.cache is not None:
                 identity = identity or self.sandbox.identity
-                hit = self.cache.get(code, one_spec, identity)
+                hit = self.cache.get(code, one_spec, identity, context=prepared.digest)
                 if hit is not None:
                     verdicts[index] = hit
                     continue
-            pending.append((index, Job(code, one_spec)))
+            pending.append((index, prepared))
         if pending:
-            ran = self.sandbox.run([job for _, job in pending])
-            for (index, job), verdict in zip(pending, ran, strict=True):
+            ran = self.sandbox.run([prepared.job for _, prepared in pending])
+            for (index, prepared), reported in zip(pending, ran, strict=True):
+                # The alias is the host's plan, never the candidate's word.
+                verdict = reported.model_copy(update={"alias": prepared.alias})
                 verdicts[index] = verdict
                 if self.cache is not None:
                     identity = identity or self.sandbox.identity
-                    self.cache.put(job.code, job.spec, identity, verdict)
+                    job = prepared.job
+                    self.cache.put(job.code, job.spec, identity, verdict, context=prepared.digest)
         return [verdict for verdict in verdicts if verdict is not None]
 
-    async def averify(self, codes: Sequence[str], spec: SpecArg) -> list[Verdict]:
+    async def averify(
+        self,
+        codes: Sequence[str],
+        spec: SpecArg,
+        *,
+        metadata: Sequence[Mapping[str, Any] | None] | None = None,
+    ) -> list[Verdict]:
         """`verify` in a worker thread; candidates still run concurrently in the sandbox."""
-        return await asyncio.to_thread(self.verify, codes, spec)
+        return await asyncio.to_thread(self.verify, codes, spec, metadata=metadata)
 
     def gate(
         self,
@@ -173,7 +211,11 @@ class Gate:
     ) -> GateResult:
         """Verify ``candidates`` (in retrieval order) and apply ``policy`` (default: the Gate's)."""
         chosen = self.policy if policy is None else Policy(policy)
-        verdicts = self.verify([candidate.code for candidate in candidates], spec)
+        verdicts = self.verify(
+            [candidate.code for candidate in candidates],
+            spec,
+            metadata=[candidate.metadata for candidate in candidates],
+        )
         judged = tuple(
             GatedCandidate(candidate=candidate, verdict=verdict, retrieval_rank=rank)
             for rank, (candidate, verdict) in enumerate(zip(candidates, verdicts, strict=True))

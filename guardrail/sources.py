@@ -7,7 +7,8 @@
 
 Only one source is used per candidate: query tests, when given, decide for every candidate, so
 that all candidates of one query are judged by the same standard. A candidate defining the
-function under another name than the tests call is bound by the sandbox (the alias is recorded).
+function under another name than the tests call is bound under that name only when it is safe
+(`guardrail.binding`; the alias is recorded and ranks below an exact name).
 
 The CLI, the LangChain and the LlamaIndex integrations all resolve specs here.
 """

@@ -237,4 +237,6 @@ def test_file_names_and_the_query_are_shown_as_text(tmp_path: Path, docker_sandb
     as_json = runner.invoke(app, ["search", query, "--fetch-k", "1", "--json", *where])
     payload = json.loads(as_json.stdout)
     assert payload["query"] == query
-    assert payload["dropped"][0]["metadata"]["file"] == str((code / name).resolve())
+    dropped_metadata = payload["dropped"][0]["metadata"]
+    assert dropped_metadata["file"] == name  # relative to its root (a script: its folder)
+    assert dropped_metadata["root"] == str(code.resolve())

@@ -65,7 +65,10 @@ def test_search_returns_decoded_metadata_and_code(pocket: CodeIndex) -> None:
         "__doctest_example__('is_leap_year(1900)', 'False')",
         "__doctest_example__('is_leap_year(2000)', 'True')",
     ]
-    assert leap.metadata["file"] == str((CODEBASE / "pocketlib" / "dates.py").resolve())
+    # Where it lives, as its module context (guardrail.context): relative file, module, root.
+    assert leap.metadata["file"] == "pocketlib/dates.py"
+    assert leap.metadata["module"] == "pocketlib.dates"
+    assert leap.metadata["root"] == str(CODEBASE.resolve())
     assert (leap.metadata["start_line"], leap.metadata["end_line"]) == (8, 18)
     assert leap.metadata["signature"] == "def is_leap_year(year: int) -> bool"
     assert leap.metadata["tests_source"] == "doctest"
@@ -73,7 +76,7 @@ def test_search_returns_decoded_metadata_and_code(pocket: CodeIndex) -> None:
 
 
 def test_where_filter_and_async_search_share_the_implementation(pocket: CodeIndex) -> None:
-    text_file = str((CODEBASE / "pocketlib" / "text.py").resolve())
+    text_file = "pocketlib/text.py"
     only_text = pocket.search("number of days in a month", k=3, where={"file": text_file})
     assert {c.metadata["file"] for c in only_text} == {text_file}
     sync = pocket.search("split a list into chunks", k=4)

@@ -178,7 +178,7 @@ def test_snippets_with_where_pages_through_only_the_matches(
     index.replace_files(tree.files)
     shapes = next(file for file in tree.files if file.endswith("shapes.py"))
 
-    listed = list(index.snippets(where={"file": shapes}, page_size=2))
+    listed = list(index.snippets(where={"module": "pocketlib.shapes"}, page_size=2))
 
     assert [s.qualified_name for s in listed] == [s.qualified_name for s in tree.files[shapes]]
     assert list(index.snippets(where={"file": "/nowhere.py"})) == []

@@ -119,6 +119,7 @@ def test_public_api_is_pinned() -> None:
         "CacheWarning",
         "Candidate",
         "CandidateFileError",
+        "CodeContext",
         "DockerSandbox",
         "EngineUnavailableError",
         "Gate",
@@ -129,6 +130,7 @@ def test_public_api_is_pinned() -> None:
         "ImageUnusableError",
         "InputError",
         "Job",
+        "MissingContextError",
         "Policy",
         "Reason",
         "RuntimeNotFoundError",
@@ -143,6 +145,7 @@ def test_public_api_is_pinned() -> None:
         "Verdict",
         "VerdictCache",
         "apply_policy",
+        "context_metadata",
     ]
 
 

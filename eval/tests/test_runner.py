@@ -11,7 +11,7 @@ from guardrail.cache import VerdictCache
 from guardrail.gate import Gate, Policy
 from guardrail.index import SentenceTransformerEmbedding
 from guardrail.sandbox.docker import DockerSandbox
-from guardrail.verdict import Status
+from guardrail.verdict import Reason, Status
 from guardrail_eval.errors import EvalSettingError
 from guardrail_eval.metrics import agent_view, compute_metrics
 from guardrail_eval.pool import Pool, load_pool
@@ -19,6 +19,7 @@ from guardrail_eval.results import load_results
 from guardrail_eval.runner import (
     EvalRun,
     EvalSettings,
+    QueryOutcome,
     SystemRun,
     parse_visible_tests,
     run_eval,
@@ -141,6 +142,17 @@ def test_canonical_below_a_distractor_is_known_for_dense_and_bm25_only(run: Eval
         assert all((query.snippet_scores is not None) is known for query in ranked)
 
 
+def _refused_on_the_host(outcome: QueryOutcome) -> int:
+    """Candidates of a query the gate refused before running them (no test ran)."""
+    judged = [*outcome.items, *outcome.dropped]
+    return sum(
+        item.gate_verdict is not None
+        and item.gate_verdict.reason is Reason.MISSING_ENTRY_POINT
+        and not item.gate_verdict.tests
+        for item in judged
+    )
+
+
 def test_gate_cost_is_recorded_per_query(run: EvalRun) -> None:
     first = _system(run, "dense-minilm").gated[0]
     costs = [outcome.cost for outcome in first.outcomes]
@@ -149,7 +161,9 @@ def test_gate_cost_is_recorded_per_query(run: EvalRun) -> None:
     for arm in run.arms:
         for outcome in arm.outcomes if arm.gated else []:
             assert outcome.cost is not None
-            assert outcome.cost.cache_hits + outcome.cost.sandbox_runs == 10
+            # Each of the 10 is run, cached, or refused on the host (an unsafe alias: nothing ran)
+            refused = _refused_on_the_host(outcome)
+            assert outcome.cost.cache_hits + outcome.cost.sandbox_runs + refused == 10
     later = _system(run, "bm25").gated[0]  # mostly the dense run's snippets and specs: cached
     assert sum(o.cost.cache_hits for o in later.outcomes if o.cost is not None) > 0
     assert run.sandbox_runs < run.verifications
@@ -160,8 +174,10 @@ def test_without_a_cache_each_pair_still_runs_once(
     pool: Pool, docker_sandbox: DockerSandbox
 ) -> None:
     result = run_eval(pool, [BM25System()], Gate(docker_sandbox, cache=False))
-    # the gate judged each query's top 10 against all tests; ground truth reused every verdict
-    assert result.sandbox_runs == 3 * 10
+    # the gate judged each query's top 10 against all tests; ground truth reused every verdict;
+    # a candidate whose alias would be unsafe is refused on the host and never runs
+    refused = sum(_refused_on_the_host(o) for o in result.systems[0].gated[0].outcomes)
+    assert result.sandbox_runs == 3 * 10 - refused
     assert result.cache == "off"
     gated = result.systems[0].gated[0]
     assert all(o.cost is not None and o.cost.cache_hits == 0 for o in gated.outcomes)

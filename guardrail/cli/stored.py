@@ -81,6 +81,7 @@ def _row(check: StoredCheck) -> dict[str, Any]:
     return {
         "id": snippet.index_id,
         "file": snippet.file,
+        "module": snippet.module,
         "qualified_name": snippet.qualified_name,
         "line": snippet.start_line,
         "end_line": snippet.end_line,

@@ -47,7 +47,7 @@ from guardrail.index.errors import (
     CollectionNameError,
     IndexNotFoundError,
 )
-from guardrail.index.snippet import Snippet, decode_metadata
+from guardrail.index.snippet import Snippet, decode_metadata, stored_location
 
 __all__ = ["AddReport", "CodeIndex", "ProgressHook", "default_index_path"]
 
@@ -209,7 +209,7 @@ class CodeIndex:
         embedded again. Every snippet must name the file it is listed under.
         """
         for file, snippets in files.items():
-            strays = sorted({s.file for s in snippets if s.file != file})
+            strays = sorted({s.path for s in snippets if s.path != file})
             if strays:
                 raise ValueError(f"snippets listed under {file!r} name other files: {strays}")
         keep = {s.index_id for snippets in files.values() for s in snippets}
@@ -243,7 +243,7 @@ class CodeIndex:
 
         Each candidate's ``score`` is the cosine similarity (1 - cosine distance) and its
         ``metadata`` the snippet's, decoded (``tests`` is a list of strings again). ``where`` is a
-        Chroma metadata filter, e.g. ``{"file": "/src/app.py"}``.
+        Chroma metadata filter, e.g. ``{"module": "app.views"}``.
         """
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
@@ -346,21 +346,27 @@ class CodeIndex:
         return hashes
 
     def files(self) -> set[str]:
-        """Every source file the index holds snippets of (as stored: resolved paths)."""
+        """Every source file the index holds snippets of, as host paths (`Snippet.path`)."""
         with self._errors("list indexed files"):
             result = self._collection.get(include=["metadatas"])
-        return {
-            str(metadata["file"])
-            for metadata in result["metadatas"] or []
-            if metadata and isinstance(metadata.get("file"), str)
-        }
+        found = (stored_location(metadata or {}) for metadata in result["metadatas"] or [])
+        return {path for path in found if path is not None}
 
     def _ids_of_files(self, files: list[str]) -> list[str]:
+        """Ids of the snippets of ``files`` (host paths): stored by absolute ``file`` (older
+        collections) or by ``root`` and a relative ``file``; looked up by every folder above
+        each file as a possible root, and kept only where root and file make the path."""
         ids: list[str] = []
         for _, chunk in _batches(files, _LOOKUP_CHUNK):
-            in_files = cast("Where", {"file": {"$in": chunk}})
-            result = self._collection.get(where=in_files, include=[])
-            ids.extend(result["ids"])
+            roots = sorted({str(parent) for file in chunk for parent in Path(file).parents})
+            where = cast("Where", {"$or": [{"file": {"$in": chunk}}, {"root": {"$in": roots}}]})
+            result = self._collection.get(where=where, include=["metadatas"])
+            wanted = set(chunk)
+            ids.extend(
+                id_
+                for id_, metadata in zip(result["ids"], result["metadatas"] or [], strict=True)
+                if stored_location(metadata or {}) in wanted
+            )
         return ids
 
 
@@ -446,7 +452,7 @@ def _similarity_for(configuration: Mapping[str, Any]) -> Callable[[float], float
 def _order_key(id_: str, metadata: Mapping[str, Any]) -> tuple[str, int, str, str]:
     line = metadata.get("start_line")
     return (
-        str(metadata.get("file", "")),
+        stored_location(metadata) or "",
         line if isinstance(line, int) else 0,
         str(metadata.get("qualified_name", "")),
         id_,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from pathlib import Path, PurePath
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -17,7 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from guardrail.errors import SpecError
 from guardrail.spec import Spec
 
-__all__ = ["RESERVED_KEYS", "MetadataValue", "Snippet", "decode_metadata"]
+__all__ = [
+    "RESERVED_KEYS",
+    "MetadataValue",
+    "Snippet",
+    "decode_metadata",
+    "location",
+    "stored_location",
+]
 
 MetadataValue = str | int | float | bool
 
@@ -27,6 +35,8 @@ RESERVED_KEYS = frozenset(
         "entry_point",
         "qualified_name",
         "file",
+        "module",
+        "root",
         "start_line",
         "end_line",
         "docstring",
@@ -45,7 +55,11 @@ class Snippet(BaseModel):
         code: the source text (what is embedded and what a candidate hands over).
         entry_point: the name tests call (the function's name for split source files).
         qualified_name: ``Class.method`` for methods, the function name otherwise.
-        file: where it came from (split files store the resolved path).
+        file: where it came from: for split files the path relative to ``root``, posix
+            (collections written before module contexts hold the resolved absolute path).
+        module: the dotted module name ``file`` is imported as (``pkg.mod``).
+        root: the folder on ``sys.path`` that ``file`` and ``module`` are relative to
+            (absolute); see `guardrail.context`.
         start_line, end_line: 1-based inclusive line range in ``file``, decorators included.
         docstring: the cleaned docstring.
         signature: ``def name(args) -> ret``.
@@ -61,6 +75,8 @@ class Snippet(BaseModel):
     entry_point: str = ""
     qualified_name: str = ""
     file: str = ""
+    module: str = ""
+    root: str = ""
     start_line: int = 0
     end_line: int = 0
     docstring: str = ""
@@ -98,8 +114,17 @@ class Snippet(BaseModel):
 
     @property
     def content_id(self) -> str:
-        """sha256 of code, qualified name and file: the same snippet always gets the same id."""
-        return _sha256([self.code, self.qualified_name, self.file])
+        """sha256 of code, qualified name and file (and root, when there is one: two checkouts
+        of one package hold the same relative files): the same snippet always gets the same id.
+        """
+        return _sha256(
+            [self.code, self.qualified_name, self.file, *([self.root] * bool(self.root))]
+        )
+
+    @property
+    def path(self) -> str:
+        """Where the snippet's file is: ``root`` joined with ``file``, or ``file`` alone."""
+        return location(self.file, self.root)
 
     @property
     def index_id(self) -> str:
@@ -132,6 +157,21 @@ class Snippet(BaseModel):
             if key not in RESERVED_KEYS and isinstance(value, MetadataValue)
         }
         return cls(code=code, id=id_, extra=extra, **known)
+
+
+def location(file: str, root: str = "") -> str:
+    """The file's path on the host: ``root/file`` for a relative ``file``, else ``file``."""
+    if root and file and not PurePath(file).is_absolute():
+        return str(Path(root, file))
+    return file
+
+
+def stored_location(metadata: Mapping[str, Any]) -> str | None:
+    """`location` of stored metadata, None when it names no file."""
+    file, root = metadata.get("file"), metadata.get("root")
+    if not isinstance(file, str) or not file:
+        return None
+    return location(file, root if isinstance(root, str) else "")
 
 
 def decode_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -5,9 +5,9 @@ included); functions defined inside other functions stay part of their outer fun
 ``@overload`` stubs are left out. A snippet's line range covers its decorators.
 
 A snippet's code is the function's source, dedented, preceded by the module-level imports it uses
-(``import re`` for a function calling ``re.sub``), so that a retrieved function can be run on its
-own. Names it takes from elsewhere in its module (helpers, constants) are not carried along: such a
-snippet fails verification, which is the honest outcome for code that does not stand alone.
+(``import re`` for a function calling ``re.sub``), so that it reads on its own. Each snippet also
+records where it lives (``file`` relative to ``root``, ``module``; `guardrail.context`): the gate
+judges it inside that module, so helpers, constants and relative imports resolve as in the package.
 
 Doctest examples in a function's docstring become the snippet's tests (see
 `guardrail.index.doctests`). Methods get no tests: their examples need an instance of the class,
@@ -25,6 +25,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from guardrail.context import context_metadata
+from guardrail.errors import InputError
 from guardrail.index.doctests import doctest_tests
 from guardrail.index.errors import SourceFileError
 from guardrail.index.paths import PathFilter
@@ -92,30 +94,37 @@ class TreeSplit(BaseModel):
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-def split_python_source(source: str, file: str = "<source>") -> list[Snippet]:
-    """Snippets of every function and method in ``source``, in source order.
+def split_python_source(
+    source: str, file: str = "<source>", *, module: str = "", root: str = ""
+) -> list[Snippet]:
+    """Snippets of every function and method in ``source``, in source order; ``file``,
+    ``module`` and ``root`` are stored with each (see `Snippet`).
 
     Raises:
         SourceFileError: the source does not parse (with the line).
     """
     try:
-        module = ast.parse(source, filename=file)
+        tree = ast.parse(source, filename=file)
     except SyntaxError as exc:
         raise SourceFileError(file, f"syntax error: {exc.msg}", line=exc.lineno) from None
     # Python breaks lines only at \n, \r\n and \r; str.splitlines also breaks at form feeds and
     # other separators, which would shift every later line number.
     lines = _LINE_BREAK.split(source)
-    imports = _module_imports(module)
+    imports = _module_imports(tree)
     snippets: dict[str, Snippet] = {}
-    for node, qualified_name, in_class in _functions(module.body, prefix="", in_class=False):
+    for node, qualified_name, in_class in _functions(tree.body, prefix="", in_class=False):
         snippet = _snippet(node, qualified_name, lines, imports, file=file, in_class=in_class)
+        if module or root:
+            snippet = snippet.model_copy(update={"module": module, "root": root})
         # The same definition twice (if/else branches) is one snippet: the first one stays.
         snippets.setdefault(snippet.content_id, snippet)
     return list(snippets.values())
 
 
 def split_python_file(path: str | Path) -> list[Snippet]:
-    """`split_python_source` of a file; snippets name the file by its resolved path.
+    """`split_python_source` of a file; snippets name it by its module context
+    (`guardrail.context.context_metadata`: the path relative to the folder above its outermost
+    package, the dotted module, that folder), or by its resolved path when it is no module.
 
     Raises:
         SourceFileError: the file cannot be read, it or its name is not UTF-8, or it does not
@@ -136,7 +145,16 @@ def split_python_file(path: str | Path) -> list[Snippet]:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise SourceFileError(str(file), "not UTF-8 text", line=line) from None
-    return split_python_source(source, str(file))
+    try:
+        where = context_metadata(file)
+    except InputError:  # a file name that is no import name (``my-script.py``)
+        return split_python_source(source, str(file))
+    try:
+        return split_python_source(
+            source, where["file"], module=where["module"], root=where["root"]
+        )
+    except SourceFileError as exc:  # named by the path the user knows, not the relative one
+        raise SourceFileError(str(file), exc.reason, line=exc.line) from None
 
 
 def split_tree(

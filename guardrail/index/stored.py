@@ -4,7 +4,8 @@ A user's first question about an index: which of my functions pass their own tes
 sandbox? `verify_stored` answers it with the `Gate` (batched, cached); it adds no verification
 logic. Specs come from `guardrail.sources.resolve` with no query tests, exactly as ``search``
 without ``--tests`` resolves them, so a snippet is judged here as it would be judged when
-retrieved. Snippets without stored tests get the Gate's ``unverifiable`` / ``no_tests`` verdict.
+retrieved, in its own module (its metadata's context, `guardrail.context`). Snippets without stored
+tests get the Gate's ``unverifiable`` / ``no_tests`` verdict.
 """
 
 from __future__ import annotations
@@ -75,7 +76,11 @@ def verify_stored(
     for snippets in _chunks(index.snippets(where=where), chunk):
         candidates = [_candidate(snippet) for snippet in snippets]
         resolved = [resolve(candidate) for candidate in candidates]
-        verdicts = gate.verify([c.code for c in candidates], [r.spec for r in resolved])
+        verdicts = gate.verify(
+            [c.code for c in candidates],
+            [r.spec for r in resolved],
+            metadata=[c.metadata for c in candidates],  # each judged in its module
+        )
         checks.extend(
             StoredCheck(snippet=snippet, source=spec.source, verdict=verdict)
             for snippet, spec, verdict in zip(snippets, resolved, verdicts, strict=True)

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from guardrail.spec import Spec
 from guardrail.verdict import Verdict
@@ -22,10 +22,18 @@ __all__ = ["Job", "Sandbox"]
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """One candidate to judge against one spec."""
+    """One candidate to judge against one spec.
+
+    ``context``: the candidate's module and package as `guardrail.context.build_job_context`
+    builds them (``None``: the code runs on its own). ``bind``: what each name the tests call is
+    bound to in the candidate's namespace (`guardrail.binding`; ``None``: the entry point to
+    itself).
+    """
 
     code: str
     spec: Spec
+    context: dict[str, Any] | None = None
+    bind: dict[str, str] | None = None
 
 
 class Sandbox(ABC):

@@ -234,6 +234,8 @@ class DockerSandbox(Sandbox):
             "setup": spec.setup,
             "entry_point": spec.entry_point,
             "timeout_s": self.limits.timeout_s,
+            "bind": job.bind or {spec.entry_point: spec.entry_point},
+            "context": job.context,
         }
 
     # ------------------------------------------------------------ pool
@@ -309,12 +311,7 @@ class DockerSandbox(Sandbox):
         self.check_ready()
         frames = [framing.pack_frame(self.job_message(job)) for job in jobs]
         verdicts: dict[int, Verdict] = {
-            index: Verdict.unjudged(
-                Status.ERROR,
-                Reason.TOO_LARGE,
-                f"the candidate and its tests take {len(frame):,} bytes; the sandbox takes at"
-                f" most {MAX_JOB_BYTES:,} per job",
-            )
+            index: _too_large(len(frame), with_context=jobs[index].context is not None)
             for index, frame in enumerate(frames)
             if len(frame) > MAX_JOB_BYTES
         }
@@ -380,6 +377,24 @@ def _number_from_env(name: str, kind: type[float] | type[int]) -> Any:
     except ValueError:
         expected = "a whole number" if kind is int else "a number"
         raise InputError(f"${name} must be {expected}, got {os.environ[name]!r}") from None
+
+
+def _too_large(size: int, *, with_context: bool) -> Verdict:
+    """A job over `MAX_JOB_BYTES`: with its module context, the context is what cannot be had
+    (the code alone may fit; it is not at fault), otherwise the candidate is too large."""
+    if with_context:
+        return Verdict.unjudged(
+            Status.UNVERIFIABLE,
+            Reason.MISSING_CONTEXT,
+            f"the candidate with its module context takes {size:,} bytes; the sandbox takes at"
+            f" most {MAX_JOB_BYTES:,} per job",
+        )
+    return Verdict.unjudged(
+        Status.ERROR,
+        Reason.TOO_LARGE,
+        f"the candidate and its tests take {size:,} bytes; the sandbox takes at"
+        f" most {MAX_JOB_BYTES:,} per job",
+    )
 
 
 def _next_batch(remaining: list[int], frames: Sequence[bytes], most: int) -> list[int]:

@@ -2,39 +2,12 @@
 
 from __future__ import annotations
 
-import builtins
 from typing import Any
 
 from .exceptions import describe_exception
 from .framing import read_frame, write_frame
 from .handles import Server
-from .static import plausible_functions
-
-
-class LoadRefused(Exception):
-    """The code cannot be judged; ``greeting`` is the frame to send (as ``loader.LoadRefused``)."""
-
-    def __init__(self, greeting: dict[str, Any]) -> None:
-        super().__init__(greeting.get("message", ""))
-        self.greeting = greeting
-
-
-def load(job: dict[str, Any]) -> dict[str, Any]:
-    """The candidate's namespace, loaded without context: the code alone in ``__candidate__``.
-
-    The same contract as ``loader.load`` (which also loads code inside its module), for which
-    this is the stand-in until it ships. Without the host's ``bind`` it still guesses an alias
-    (the one plausible function) as before; with it, the host's plan decides.
-    """
-    code, entry_point = str(job["code"]), str(job["entry_point"])
-    namespace: dict[str, Any] = {"__name__": "__candidate__", "__builtins__": builtins}
-    exec(compile(code, "<candidate>", "exec"), namespace)
-    if not job.get("bind") and not callable(namespace.get(entry_point)):
-        choices = [name for name in plausible_functions(code) if name in _functions(namespace)]
-        if len(choices) == 1:
-            namespace[entry_point] = namespace[choices[0]]
-            namespace["__alias__"] = choices[0]
-    return namespace
+from .loader import LoadRefused, load
 
 
 def _functions(namespace: dict[str, Any]) -> list[str]:
@@ -72,6 +45,6 @@ def candidate_serve(channel: int) -> None:
     except BaseException as exc:
         write_frame(channel, {"loaded": False, **describe_exception(exc)})
         return
-    alias = namespace.pop("__alias__", None)
-    write_frame(channel, {"loaded": True, "functions": _functions(namespace), "alias": alias})
+    # No alias in the greeting: the host's plan (guardrail.binding) is the only word on it.
+    write_frame(channel, {"loaded": True, "functions": _functions(namespace)})
     Server(channel, namespace).serve()

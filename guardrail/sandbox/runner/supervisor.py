@@ -149,7 +149,8 @@ class Supervisor:
 
 
 def _hand_over_code(channel: socket.socket, job: dict[str, Any], deadline: float) -> None:
-    """Write the candidate's code as the first frame of its channel, straight into the socket:
+    """Write the candidate's code (with its module context and the host's binding plan, if any)
+    as the first frame of its channel, straight into the socket:
     the candidate loads it while the judge starts, and it never passes through the zygote.
 
     Bounded by the job's deadline (a large frame waits for the candidate to read). If it cannot
@@ -157,7 +158,8 @@ def _hand_over_code(channel: socket.socket, job: dict[str, Any], deadline: float
     """
     channel.settimeout(max(0.001, deadline - time.monotonic()))
     try:
-        channel.sendall(pack_frame({"code": job["code"], "entry_point": job["entry_point"]}))
+        keys = ("code", "entry_point", "context", "bind")
+        channel.sendall(pack_frame({key: job.get(key) for key in keys}))
     except OSError:  # TimeoutError included
         pass
     finally:

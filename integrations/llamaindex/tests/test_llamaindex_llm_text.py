@@ -7,7 +7,11 @@ LLM is `MockLLM`, which echoes its prompt: the response is exactly what an LLM w
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from chromadb.api import ClientAPI
@@ -30,7 +34,20 @@ from llama_index.retrievers.guardrail.query_engine import nothing_verified
 
 pytestmark = pytest.mark.docker
 
-ROOT = "/home/someone/src/clamplib"
+
+def _package(name: str, module: str, source: str) -> str:
+    """A real package on disk, and its sys.path root: the gate reads a document's module on the
+    host to judge its code inside it, so documents must point at one (a missing file is
+    missing_context)."""
+    root = Path(tempfile.mkdtemp(prefix="guardrail-agent-")) / "src" / name
+    (root / name).mkdir(parents=True)
+    (root / name / "__init__.py").write_text("")
+    (root / name / f"{module}.py").write_text(source)
+    atexit.register(shutil.rmtree, root.parents[1], True)
+    return str(root)
+
+
+ROOT = _package("clamplib", "numbers", CLAMP)
 DOCSTRING = "Limit value to the closed range [low, high]."
 DOCTESTS = ["assert clamp(5, 0, 10) == 5", "assert clamp(42, 0, 10) == 10"]
 

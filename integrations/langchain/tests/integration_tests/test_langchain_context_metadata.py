@@ -6,7 +6,11 @@ stores them (module, qualified name, a root on the host, doctests); the gate is 
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from langchain_core.documents import Document
@@ -17,12 +21,26 @@ from langchain_guardrail import METADATA_KEY, GuardedCodeSearchTool, GuardedRetr
 
 pytestmark = pytest.mark.docker
 
-ROOT = "/home/someone/src/listlib"
 CHUNKED = (
     "def chunked(items, size):\n"
     '    """Split items into lists of at most size elements."""\n'
     "    return [items[i:i + size] for i in range(0, len(items), size)]\n"
 )
+
+
+def _package(name: str, module: str, source: str) -> str:
+    """A real package on disk, and its sys.path root: the gate reads a document's module on the
+    host to judge its code inside it, so documents must point at one (a missing file is
+    missing_context)."""
+    root = Path(tempfile.mkdtemp(prefix="guardrail-agent-")) / "src" / name
+    (root / name).mkdir(parents=True)
+    (root / name / "__init__.py").write_text("")
+    (root / name / f"{module}.py").write_text(source)
+    atexit.register(shutil.rmtree, root.parents[1], True)
+    return str(root)
+
+
+ROOT = _package("listlib", "more", CHUNKED)
 DOCTESTS = ["assert chunked([1, 2, 3], 2) == [[1, 2], [3]]"]
 
 

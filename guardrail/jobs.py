@@ -1,0 +1,73 @@
+"""Turn a candidate (code, spec, metadata) into a sandbox `Job`, or into a verdict reached
+without running it: its module context cannot be had (``missing_context``), or the tests' name
+cannot be bound safely (``missing_entry_point``). Used by the `Gate` only."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from guardrail.binding import plan_binding
+from guardrail.context import (
+    MissingContextError,
+    build_job_context,
+    context_digest,
+    context_from_metadata,
+)
+from guardrail.sandbox.base import Job
+from guardrail.spec import Spec
+from guardrail.verdict import Reason, Status, Verdict
+
+__all__ = ["PreparedJob", "prepare_job"]
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedJob:
+    """A job to run, the alias the host chose for it, and the digest of what it carries besides
+    code and spec (context payload and binding; None for a plain self-contained job)."""
+
+    job: Job
+    alias: str | None
+    digest: str | None
+
+
+def prepare_job(
+    code: str,
+    spec: Spec,
+    metadata: Mapping[str, Any] | None,
+    context_root: str | Path | None = None,
+) -> PreparedJob | Verdict:
+    """The job for ``code``, with its module context from ``metadata`` (see
+    `guardrail.context`) and the host's binding plan (`guardrail.binding`); or the verdict."""
+    payload: dict[str, Any] | None = None
+    qualified_name = ""
+    try:
+        context = context_from_metadata(metadata or {}, context_root)
+        if context is not None:
+            payload = build_job_context(code, context)
+            qualified_name = context.qualified_name
+    except MissingContextError as exc:
+        return Verdict.unjudged(Status.UNVERIFIABLE, Reason.MISSING_CONTEXT, str(exc))
+    if payload is None and _relative_import(code):
+        return Verdict.unjudged(
+            Status.UNVERIFIABLE,
+            Reason.MISSING_CONTEXT,
+            "the candidate imports relatively (from .x import y) and came without its module"
+            " context (file, module, root in its metadata; see guardrail.context_metadata)",
+        )
+    module_source = None if payload is None else payload["modules"][payload["module"]]["source"]
+    plan = plan_binding(code, spec, qualified_name=qualified_name, module_source=module_source)
+    if plan.bind is None:
+        return Verdict.unjudged(Status.ERROR, Reason.MISSING_ENTRY_POINT, plan.refusal)
+    plain = payload is None and plan.alias is None
+    digest = None if plain else context_digest({"context": payload, "bind": plan.bind})
+    return PreparedJob(Job(code, spec, context=payload, bind=plan.bind), plan.alias, digest)
+
+
+def _relative_import(code: str) -> bool:
+    return any(
+        isinstance(node, ast.ImportFrom) and node.level > 0 for node in ast.walk(ast.parse(code))
+    )
