@@ -71,7 +71,7 @@ def run_in_container(image: str, package: Path, rows: list[dict[str, Any]]) -> l
             "docker", "run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp",
             "-e", "PYTHONPATH=/src", "-e", "PYTHONDONTWRITEBYTECODE=1",
             "-v", f"{root}:/src:ro", "-v", f"{work}:/work:ro",
-            "-v", f"{RUNNER / 'doctesting.py'}:/bench/doctesting.py:ro",
+            "-v", f"{RUNNER}:/bench/guardrail_runner:ro",
             "-v", f"{Path(__file__).resolve()}:/bench/doctest_fidelity.py:ro",
             image, "python3", "/bench/doctest_fidelity.py", "--inner", "/work/rows.json",
         ]  # fmt: skip
@@ -84,11 +84,8 @@ def run_in_container(image: str, package: Path, rows: list[dict[str, Any]]) -> l
 
 def inner(rows_file: str) -> None:
     """In the container: judge every row both ways, each in a fresh fork; JSON rows on stdout."""
-    spec = importlib.util.spec_from_file_location("doctesting", "/bench/doctesting.py")
-    assert spec is not None
-    assert spec.loader is not None
-    doctesting = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(doctesting)
+    sys.path.insert(0, "/bench")  # the runner package: doctesting imports its siblings
+    doctesting = importlib.import_module("guardrail_runner.doctesting")
     rows = json.loads(Path(rows_file).read_text())
     for row in rows:
         try:

@@ -9,6 +9,7 @@ the host does not send yet (``bind``, ``context``: helper CONTEXT's change).
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 import sys
@@ -40,6 +41,32 @@ COUNTER = (
     "def value_of(counter):\n    return counter.value\n"
 )
 
+CLASSES = (
+    "class Point:\n    label = 'p'\n    def __init__(self, n):\n        self.n = n\n"
+    "    def move(self):\n        return self\n    @property\n    def size(self):\n"
+    "        return 1\n\n\nclass Adder:\n    def __call__(self, x):\n        return x + 1\n\n\n"
+    "def make(n):\n    return Point(n)\n\n\ndef adder():\n    return Adder()\n\n\n"
+    "def fresh():\n    class Fresh:\n        pass\n    return Fresh()\n\n\n"
+    "def attrs(cls):\n    return iter(vars(cls).items())\n"
+)
+WRAPS = (
+    "import functools\n\ndef describe(f):\n"
+    "    return (f.__name__, f.__doc__, f.__module__, getattr(f, '__wrapped__', None))\n\n"
+    "def twice(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a) * 2\n"
+    "    return inner\n\ndef make(factory):\n    d = factory()\n    d['a'] = 1\n"
+    "    return issubclass(factory, dict), dict(d)\n"
+)
+
+DRAINED = (
+    "def failing(n):\n    yield from range(n)\n    if n:\n        raise ValueError('boom', n)\n\n"
+    "def noisy(n):\n    for i in range(n):\n        print('i', i)\n        yield i\n"
+)
+COPIED = (
+    "from collections import deque\nfrom itertools import count, islice\n\n"
+    "def ilen(iterable):\n    counter = count()\n    deque(zip(iterable, counter), maxlen=0)\n"
+    "    return next(counter)\n\ndef take(n, it):\n    return list(islice(it, n))\n\n"
+    "def lazy(it):\n    for x in it:\n        yield x * 10\n"
+)
 # name: (tests, honest candidate, wrong twin)
 CASES: dict[str, tuple[list[str], str, str]] = {
     "generator": (
@@ -147,6 +174,63 @@ CASES: dict[str, tuple[list[str], str, str]] = {
         "def greet(name):\n    print('hello', name.title())\n\n"
         "def each(xs, f):\n    for x in xs:\n        f(x)\n        print('item', x)\n",
     ),
+    # boltons mro_items, make_sentinel: callable() and type identity are the candidate's classes'
+    "classes_callability_and_type_identity": (
+        [
+            "assert not callable(make(1)) and callable(adder()) and adder()(2) == 3",
+            "assert type(make(1)) is type(make(2)) and type(make(1)) == type(make(2))",
+            "assert type(fresh()) != type(fresh()) and type(fresh()) is not type(fresh())",
+            "s = make(4)\nassert isinstance(s, Point) and type(s) is Point and s is s\n"
+            "assert Point(6).n == 6 and type(s).__name__ == 'Point' and type(s)(7).n == 7\n"
+            "assert not isinstance(adder(), Point) and issubclass(Point, object)",
+            "assert sorted(k for k, v in attrs(Point) if k[0] != '_' and not callable(v))"
+            " == ['label', 'size']",
+        ],
+        CLASSES,
+        CLASSES.replace("return Point(n)", "return Adder()").replace(
+            "class Fresh:\n        pass\n    return Fresh()", "return Adder()"
+        ),
+    ),
+    # boltons copy_function: what a test's callable shows the candidate (functools.wraps)
+    "a_test_callables_name_doc_and_module": (
+        [
+            "def double(x):\n    'Twice.'\n    return 2 * x\n\n"
+            "assert describe(double) == ('double', 'Twice.', '__judge__', None)",
+            "def double(x):\n    'Twice.'\n    return 2 * x\n\nassert twice(double)(3) == 12",
+            "import collections\nassert make(collections.OrderedDict) == (True, {'a': 1})",
+        ],
+        WRAPS,
+        WRAPS.replace("f.__doc__,", "f.__name__,").replace("issubclass(factory, dict)", "True"),
+    ),
+    # list(), tuple(), sorted(), join() take a candidate iterator's items in chunks (drain)
+    "drained_iterators_keep_order_ends_and_errors": (
+        [
+            "try:\n    list(failing(25_000))\nexcept ValueError as e:\n"
+            "    assert e.args == ('boom', 25_000)\nelse:\n    raise AssertionError",
+            "g = failing(3)\nassert next(g) == 0\ntry:\n    tuple(g)\nexcept ValueError:\n"
+            "    pass\nassert list(g) == []",
+            "assert sorted(failing(0), reverse=True) == [] and ''.join(map(str, failing(0))) == ''",
+            "import io, sys\nold, sys.stdout = sys.stdout, io.StringIO()\n"
+            "try:\n    print('start')\n    got = list(noisy(2))\n    seen = sys.stdout.getvalue()\n"
+            "finally:\n    sys.stdout = old\n"
+            "assert got == [0, 1] and seen == 'start\\ni 0\\ni 1\\n'",
+        ],
+        DRAINED,
+        DRAINED.replace("raise ValueError('boom', n)", "return"),
+    ),
+    # a test's list, tuple or range iterator crosses as a copy; the test's own one follows it
+    "copied_test_iterators": (
+        [
+            "assert ilen(iter(range(10**6))) == 10**6 and ilen(iter([])) == 0",
+            "it = iter([1, 2, 3, 4])\nassert take(2, it) == [1, 2] and next(it) == 3\n"
+            "assert take(5, it) == [4] and list(it) == []",
+            "it = iter([[1], [2]])\nassert take(1, it) == [[1]] and next(it) == [2]",
+            "r = iter(range(5))\nnext(r)\nassert ilen(r) == 4 and list(r) == []",
+            "t = iter((1, 2, 3))\nassert ilen(t) == 3 and next(t, 'end') == 'end'",
+        ],
+        COPIED,
+        COPIED.replace("return next(counter)", "return next(counter) - (len(iterable) > 1)"),
+    ),
     "module_globals_as_doctests_see_them": (
         ["assert scale(2) == 2 * FACTOR and FACTOR == 3", "assert DEFAULTS['mode'] == 'fast'"],
         "FACTOR = 3\nDEFAULTS = {'mode': 'fast'}\n\ndef scale(x):\n    return x * FACTOR\n",
@@ -204,6 +288,32 @@ def test_a_handle_never_decides_equality_truth_hash_order_or_text(gate: Gate, na
 
 @pytest.mark.docker
 @pytest.mark.parametrize(
+    "test",
+    [
+        # a judge class: a silent False would fail an honest candidate
+        "assert not isinstance(make(1), list)",
+        "import collections.abc\nassert not isinstance(make(1), collections.abc.Iterable)",
+        "assert make(1).__class__.__name__ == 'Point'",
+        # boltons copy_function: a callable's code holds the test's constants
+        "assert copy(lambda: 5)() == 5",
+        "assert copy(lambda: 5).__defaults__ is None",
+        # boltons get_all_subclasses: a class the test defines has no faithful stand-in there
+        "class A:\n    pass\n\nclass B(A):\n    pass\n\nassert subclasses(A) == ['B']",
+    ],
+)
+def test_type_and_callback_questions_that_cannot_be_judged_are_faults_never_failures(
+    gate: Gate, test: str
+) -> None:
+    code = CLASSES + (
+        "\n\nimport types\n\ndef copy(f):\n    return types.FunctionType(f.__code__, {})\n\n\n"
+        "def subclasses(cls):\n    return [c.__name__ for c in cls.__subclasses__()]\n"
+    )
+    (verdict,) = gate.verify([code], Spec.from_tests([test]))
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE), verdict
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
     ("code", "reason"),
     [
         ("def f(x):\n    return helper(x)\n", Reason.MISSING_CONTEXT),
@@ -222,6 +332,55 @@ def test_code_without_its_module_is_unverifiable_never_failed(
     assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, reason), verdict
     missing = "numpy_not_in_the_image" if reason is Reason.MISSING_DEPENDENCY else ""
     assert missing in verdict.message, verdict  # the message names what is missing
+
+
+@pytest.mark.docker
+def test_doctests_last_shown_value_is_underscore(gate: Gate) -> None:
+    """``>>> _`` is the last value an example showed (doctest's display hook), kept in the
+    examples' builtins: their own ``_`` still wins, as in a doctest session."""
+    test = (
+        "__doctest_example__('scale(2)', '6')\n__doctest_example__('_ + 1', '7')\n"
+        "__doctest_example__('_', '7')\n__doctest_example__('n = scale(1)')\n"
+        "__doctest_example__('_', '7')\n__doctest_example__('_ = 0')\n"
+        "__doctest_example__('scale(5)', '15')\n__doctest_example__('_', '0')"
+    )
+    spec = Spec.build([test], "scale")
+    right, wrong = gate.verify(
+        ["def scale(x):\n    return 3 * x\n", "def scale(x):\n    return 3 * x + (x == 5)\n"],
+        spec,
+    )
+    assert right.status is Status.VERIFIED, right
+    assert wrong.status is Status.FAILED, wrong
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    ("setup", "test"),
+    [
+        ("from more_itertools_not_here import take", "assert f(3) == 3"),
+        ("", "from more_itertools_not_here import take\nassert f(3) == 3"),
+    ],
+)
+def test_the_tests_import_of_a_package_the_judge_lacks_is_missing_context_without_context(
+    gate: Gate, setup: str, test: str
+) -> None:
+    """A doctest's setup imports the snippet's own package; without context nothing can
+    supply it (with context it imports from the context, so a missing one is a dependency)."""
+    spec = Spec.build([test], "f", setup=setup)
+    (verdict,) = gate.verify(["def f(x):\n    return x\n"], spec)
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.MISSING_CONTEXT)
+    assert "more_itertools_not_here" in verdict.message, verdict
+
+
+def test_with_context_the_tests_missing_import_is_a_missing_dependency() -> None:
+    context = {"module": "m", "modules": {}}
+    report = _judge_here(
+        "def f(x):\n    return x\n",
+        ["assert f(1) == 1"],
+        context=context,
+        setup="import numpy_not_in_the_image",
+    )
+    assert (report["status"], report["reason"]) == ("unverifiable", "missing_dependency"), report
 
 
 @pytest.mark.docker
@@ -267,6 +426,41 @@ def test_iterating_a_remote_generator_costs_one_round_trip_per_item() -> None:
     assert (endless.status, endless.reason) == (Status.TIMEOUT, Reason.TIMEOUT), endless
 
 
+@pytest.mark.docker
+def test_a_consumer_that_exhausts_a_remote_iterator_takes_its_items_in_chunks() -> None:
+    """``list(h)`` of 300,000 items: one round trip per item (about 0.1 ms each, far more on a
+    loaded machine or under gVisor) would pass the 8 s limit; drained in chunks of 10,000 it
+    takes well under it. A ``for`` loop stays one at a time (lazy): its 2,000 items still pass."""
+    spec = Spec.from_tests(
+        [
+            "assert len(list(count_to(300_000))) == 300_000",
+            "assert list(chunked(range(10**5), 3))[-1] == [99999]",
+            "n = 0\nfor x in count_to(2_000):\n    n += 1\nassert n == 2_000",
+        ]
+    )
+    code = CHUNKED + "\n\ndef count_to(n):\n    yield from range(n)\n"
+    with DockerSandbox(pool_size=1, timeout_s=8.0) as sandbox:
+        (verdict,) = sandbox.run([Job(code, spec)])
+    assert verdict.status is Status.VERIFIED, verdict
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    "test",
+    [
+        # the test takes from its iterator while the candidate's generator holds the copy
+        "it = iter((5, 6, 7))\ng = lazy(it)\nassert next(g) == 50 and next(it) == 6\n"
+        "assert next(g) == 70",
+        "xs = [1, 2, 3]\nit = iter(xs)\ng = lazy(it)\nassert next(g) == 10\nxs[1] = 9\n"
+        "assert next(g) == 90",
+    ],
+)
+def test_a_copied_iterator_that_diverges_is_unjudgeable_never_failed(gate: Gate, test: str) -> None:
+    (verdict,) = gate.verify([COPIED], Spec.from_tests([test]))
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE), verdict
+    assert "changed" in verdict.tests[0].detail, verdict
+
+
 # -- The runner's processes directly: job fields the host does not send yet ----------------------
 
 
@@ -292,6 +486,7 @@ def _judge_here(code: str, tests: list[str], **job: Any) -> dict[str, Any]:
         judge_end.close()
         os.kill(pid, 9)
         os.waitpid(pid, 0)
+        gc.collect()  # the stand-in classes (cycles) refuse repr: gone before another test looks
 
 
 def test_bind_makes_the_tests_name_a_reference_to_the_candidates_global() -> None:

@@ -53,7 +53,8 @@ EXPECTED = {
     "sys_exit_in_function": (Status.FAILED, Reason.TESTS_FAILED),
     "raise_system_exit": (Status.FAILED, Reason.TESTS_FAILED),
     "print_result_marker": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
-    "forged_greeting": (Status.FAILED, Reason.TESTS_FAILED),
+    # Its answer to the judge's first request (the bound name's stand-in) is not one.
+    "forged_greeting": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
     "forged_greeting_crashes_the_judge": (Status.FAILED, Reason.TESTS_FAILED),
     "forged_callbacks_and_references": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
     "undeletable_leftovers": (Status.FAILED, Reason.TESTS_FAILED),

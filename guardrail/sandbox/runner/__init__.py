@@ -2,15 +2,15 @@
 
 This package is sent to each long-lived sandbox container at start-up as one archive
 (`guardrail.sandbox.shipping`) and runs there as PID 1 (``python3 -I``), loaded from memory by
-`boot`. The host imports `framing`, `codec` and `static` directly. Modules, one job each:
-`framing` (wire format), `codec` (plain data), `static` (source checks), `exceptions` (raised
-on one side, rebuilt on the other), `identity` (what copies would hide), `loader` (the
-candidate's code, alone or inside its shipped module), `candidate` (load and serve),
-`handles` (the candidate's side of the channel: handles, callbacks, printed output), `remote`
-(the judge's proxies of candidate objects, and the tests' names), `calls` (the judge's side of
-the channel), `judge`, `doctesting` (a doctest example, run in the judge), `privilege` (uid and
-rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase` (unbreakable deletes),
-`supervisor`, `boot`.
+`boot`. The host imports `framing`, `codec` and `static` directly. Modules, one job each: `framing`
+(wire format), `codec` (plain data), `static` (source checks), `exceptions` (raised on one side,
+rebuilt on the other), `identity` (what copies would hide), `loader` (the candidate's code, alone or
+inside its shipped module), `candidate` (load and serve), `handles` (the candidate's side of the
+channel: handles, callbacks, printed output), `remote` (the judge's proxies of candidate objects,
+and the tests' names), `copies` (a test's iterator over plain data, sent as a copy), `calls` (the
+judge's side of the channel), `judge`, `doctesting` (a doctest example, run in the judge),
+`privilege` (uid and rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase` (unbreakable
+deletes), `supervisor`, `boot`.
 
 What it defends against (the candidate is hostile; the tests and this package are trusted):
 

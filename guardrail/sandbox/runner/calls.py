@@ -13,6 +13,7 @@ cross, a candidate that lacks its module's context or a dependency) end only the
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import io
 import json
@@ -31,8 +32,9 @@ from .codec import (
 from .exceptions import THROWN, describe_exception, rebuild_exception, safe_name
 from .framing import ChannelClosed, FrameTooLarge, read_frame, write_frame
 from .handles import MAX_PRINTED, plain_or_none, stop_arguments
-from .remote import MAX_JUDGE_OBJECTS, JudgeObjects, RemoteHandle
+from .remote import MAX_JUDGE_OBJECTS, JudgeObjects, RemoteClass, RemoteHandle, remote_class
 
+DRAIN_ITEMS = 10_000  # items of a candidate iterator per drain reply (also capped in bytes there)
 _MALFORMED = (KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError)
 _STOP_ITERATION = {"type": "StopIteration", "bases": ["StopIteration", "Exception"], "message": ""}
 
@@ -59,8 +61,10 @@ class Calls:
         self.last_fault: tuple[str, str] | None = None  # (kind, detail) of the latest in a test
         self.has_context = False
         self.mine = JudgeObjects()
-        self.handles: dict[int, RemoteHandle] = {}
+        self.handles: dict[int, Any] = {}  # handle id -> its stand-in (one per candidate object)
         self.modules: dict[str, Any] = {}  # remote modules by name
+        # handle id -> (items a drain sent that no ``next`` took yet, how the iterator ended)
+        self.drained: dict[int, tuple[collections.deque[Any], dict[str, Any] | None]] = {}
         self.globals: dict[str, Any] = {}  # the candidate's globals the tests read, by name
         self.thrown: list[BaseException] = []  # what the test's callbacks raised, by number
 
@@ -86,15 +90,41 @@ class Calls:
             self.fail("protocol_violation", f"malformed value: {exc!r}"[:500])
 
     def _resolve(self, ref: dict[str, Any]) -> Any:
-        if set(ref) == {"handle", "type"} and type(ref["handle"]) is int:
-            proxy = self.handles.get(ref["handle"])
-            if proxy is None:
-                clean = {"handle": ref["handle"], "type": str(ref["type"])[:100]}
-                proxy = self.handles[ref["handle"]] = RemoteHandle(self, clean)
-            return proxy
         if "cb" in ref:
             return self.mine.get(ref["cb"])
-        raise ValueError("not a reference the candidate may send")
+        if not ({"handle", "type"} < set(ref) <= {"handle", "type", "of", "class"}):
+            raise ValueError("not a reference the candidate may send")
+        ident = ref["handle"]
+        if type(ident) is not int:
+            raise ValueError("a handle id that is not an int")
+        known = self.handles.get(ident)
+        if known is None:
+            known = self.handles[ident] = self._proxy(ident, ref)
+        return known
+
+    def _proxy(self, ident: int, ref: dict[str, Any]) -> Any:
+        """The judge's stand-in for a candidate object: a class for a class (``"class"``), else
+        an instance of the stand-in for its class (``"of"``), so class identity is the
+        candidate's (``remote``)."""
+        if "class" in ref:
+            info = ref["class"]
+            name, calls = safe_name(info["name"]), info["calls"]
+            if type(calls) is not bool:
+                raise ValueError("a class description without a bool 'calls'")
+            return remote_class(self, ident, name, calls)
+        kind = self._resolve(ref["of"])
+        if type(kind) is not RemoteClass:
+            raise ValueError("a candidate object whose class is not a class")
+        proxy: RemoteHandle = object.__new__(kind)  # type: ignore[arg-type]  # a stand-in class
+        RemoteHandle.__init__(proxy, self, {"handle": ident, "type": str(ref["type"])[:100]})
+        return proxy
+
+    def ask_bool(self, question: str, value: Any, of: Any) -> bool:
+        """``isinstance``/``issubclass`` asked of the candidate, whose answer must be a bool."""
+        answer = self.call({"builtin": f"builtins:{question}"}, (value, of), {})
+        if type(answer) is not bool:
+            self.fail("protocol_violation", f"an answer to {question} that is not a bool")
+        return answer
 
     # -- requests --------------------------------------------------------------------------
 
@@ -109,6 +139,7 @@ class Calls:
                 if not isinstance(frame, dict):
                     self.fail("protocol_violation", "a frame that is not an object")
                 self._show(frame)
+                self._advance_copies(frame.get("consumed"))
                 if "callback" not in frame:
                     return frame
                 try:
@@ -131,6 +162,17 @@ class Calls:
             write_frame(self.channel, frame)
         except FrameTooLarge as exc:
             self.fail("unserialisable", f"a value too large to cross: {exc}", sticky=False)
+
+    def _advance_copies(self, consumed: Any) -> None:
+        """The test's iterators where the candidate left their copies (``copies``)."""
+        problem = self.mine.copies.advance(consumed)
+        if problem == "malformed":
+            self.fail("protocol_violation", "a malformed count of copied items taken")
+        if problem == "changed":  # noted, not raised: the frame still needs its answer
+            self.last_fault = (
+                "unserialisable",
+                "the test's iterator changed while the candidate held a copy of its items",
+            )
 
     def call(self, target: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call a candidate function or object; arguments it changed in place are written back
@@ -173,6 +215,49 @@ class Calls:
         """One operation on a candidate object (attribute, item, iteration, length...)."""
         request = {"op": op, "target": target, "args": [self.out_value(a) for a in args]}
         return self._answer(self.exchange(request), iterating=op == "next")
+
+    def drain(self, target: dict[str, Any]) -> Any:
+        """``__length_hint__`` of a candidate iterator: a consumer that exhausts it anyway
+        (``list(h)``) is about to call ``next`` until it ends, doing nothing in between, so the
+        candidate may send the items in chunks (one round trip per ``DRAIN_ITEMS``) and how it
+        ended; ``next`` then takes them in order. ``for`` loops and ``next()`` never ask: they
+        stay one item at a time, as lazy as the candidate's iterator. The number is the items
+        buffered (a hint only); NotImplemented for what is not an iterator."""
+        ident = target.get("handle")
+        if ident in self.drained:
+            return len(self.drained[ident][0])
+        if type(ident) is not int or not self._drain_more(target):
+            return NotImplemented
+        return len(self.drained[ident][0])
+
+    def next_of(self, target: dict[str, Any]) -> Any:
+        """``next`` of a candidate iterator: from what a drain buffered, else one request."""
+        ident = target.get("handle")
+        while ident in self.drained:
+            items, end = self.drained[ident]
+            if items:
+                return items.popleft()
+            if end is not None:
+                del self.drained[ident]  # later ``next`` calls ask the (finished) iterator
+                return self._answer(end, iterating=True)
+            self._drain_more(target)
+        return self.operate("next", target)
+
+    def _drain_more(self, target: dict[str, Any]) -> bool:
+        reply = self.exchange({"op": "drain", "target": target, "args": [DRAIN_ITEMS]})
+        raised = self._raised(reply)  # the request itself failed (or could not be judged)
+        if raised is not None:
+            raise raised
+        items, end = reply.get("items"), reply.get("end")
+        if type(items) is not list or not (end is None or type(end) is dict):
+            self.fail("protocol_violation", "a malformed drain reply")
+        if not items and end is None:
+            if reply.get("iterator") is False:
+                return False
+            self.fail("protocol_violation", "a drain reply with no items and no end")
+        decoded = self.in_value(items)
+        self.drained[target["handle"]] = (collections.deque(decoded), end)
+        return True
 
     def import_module(self, name: str) -> Any:
         """The candidate's module ``name`` (imported there, never here), as a remote module."""
@@ -258,6 +343,8 @@ class Calls:
                 value = iter(target)
             elif op == "next":
                 value = next(target)
+            elif op == "getattr" and len(args) == 1 and type(args[0]) is str:
+                return {"value": encode(self._attribute(target, args[0]))}  # plain data only
             else:
                 self.fail("protocol_violation", "an unknown callback operation")
             return {"value": encode(value, other=self.mine.reference)}
@@ -278,6 +365,27 @@ class Calls:
                 described[THROWN] = len(self.thrown)
                 self.thrown.append(exc)
             return {"raised": described}
+
+    def _attribute(self, target: Any, name: str) -> Any:
+        """An attribute of a test's object the candidate read: an AttributeError if the object
+        lacks it, as in-process; the harmless ones as they are; any other (a function's
+        ``__code__``, ``__defaults__``, ``__globals__`` hold the test's constants) a fault."""
+        value = getattr(target, name)
+        if name not in _CALLBACK_ATTRIBUTES:
+            self.fail(
+                "unserialisable",
+                f"the candidate read {name[:100]!r} of a test's callable; only "
+                + ", ".join(sorted(_CALLBACK_ATTRIBUTES))
+                + " cross (as plain data)",
+                sticky=False,
+            )
+        return value
+
+
+# What a test's callable shows the candidate (functools.wraps copies these): its own words.
+_CALLBACK_ATTRIBUTES = frozenset(
+    {"__name__", "__qualname__", "__module__", "__doc__", "__dict__", "__annotations__"}
+)
 
 
 def lacks_context(info: dict[str, Any]) -> bool:

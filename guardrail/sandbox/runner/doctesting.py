@@ -3,12 +3,13 @@
 `doctest_example` is put into the judge's test namespace as ``__doctest_example__``; a docstring's
 examples become one call each, in order (`guardrail.index.doctests`), and share the namespace as a
 doctest session shares its globals. Each call compiles the example in ``"single"`` mode (a bare
-expression shows its repr through the display hook, ``>>> x, y`` a tuple), runs it in the calling
-test's globals, captures what it printed (``sys.stdout`` is swapped, so a candidate's printed
-output that the judge writes there on return is captured too) and compares that text with the
-expected output as doctest does: `check_output` mirrors ``doctest.OutputChecker.check_output``
-(the option flags ``DONT_ACCEPT_TRUE_FOR_1``, ``DONT_ACCEPT_BLANKLINE``, ``NORMALIZE_WHITESPACE``,
-``ELLIPSIS``; expected exceptions by their exception-only line, ``IGNORE_EXCEPTION_DETAIL``).
+expression shows its repr through the display hook and is ``_`` afterwards, ``>>> x, y`` a tuple),
+runs it in the calling test's globals, captures what it printed (``sys.stdout`` is swapped, so a
+candidate's printed output that the judge writes there on return is captured too) and compares that
+text with the expected output as doctest does: `check_output` mirrors
+``doctest.OutputChecker.check_output`` (the option flags ``DONT_ACCEPT_TRUE_FOR_1``,
+``DONT_ACCEPT_BLANKLINE``, ``NORMALIZE_WHITESPACE``, ``ELLIPSIS``; expected exceptions by their
+exception-only line, ``IGNORE_EXCEPTION_DETAIL``).
 
 It mirrors rather than imports ``doctest``: that module pulls ``pdb``, ``inspect``, ``difflib``
 and ``unittest`` in, 71 modules and about 90 ms in every judge that ran a doctest (far more under
@@ -130,7 +131,7 @@ def _run(
     printed = io.StringIO()
     saved = sys.stdout, sys.displayhook
     sys.stdout = printed
-    sys.displayhook = _discard if unchecked else sys.__displayhook__
+    sys.displayhook = _discard if unchecked else _display_hook(namespace)
     try:
         try:
             exec(compile(_terminated(source), "<doctest>", "single", 0, True), namespace)
@@ -297,6 +298,27 @@ def _ascii(text: str) -> str:
 def _terminated(text: str) -> str:
     """Doctest's sources and outputs end in a newline; the test text leaves it out."""
     return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _display_hook(namespace: dict[str, Any]) -> Any:
+    """``sys.displayhook`` as doctest's session has it: shows the repr and keeps the value as
+    the builtin ``_`` (``>>> _``), in the builtins the examples see (the judge's are a dict)."""
+    names = namespace.get("__builtins__")
+
+    def keep(value: object) -> None:
+        if isinstance(names, dict):
+            names["_"] = value
+        elif names is not None:
+            names._ = value
+
+    def display(value: object) -> None:
+        if value is None:
+            return
+        keep(None)  # as the real hook: ``_`` is unset while the repr is taken
+        sys.stdout.write(repr(value) + "\n")
+        keep(value)
+
+    return display
 
 
 def _discard(value: object) -> None:

@@ -2,10 +2,11 @@
 
 Requests (``{"op": ...}``) name a target: a global of the candidate (``{"global": name}``) or a
 handle. A value that is not plain data (a generator, an object, a bound method, a module) is
-kept here in a per-job table and crosses as ``{"handle": id, "type": name}``; the judge drives it
-through further requests (iterate, call, attribute, item, length, membership). The same object
-always gets the same id, so identity (``iter(gen) is gen``) holds in the judge. The table is
-capped: past it a value is `Unserialisable`, never dropped silently.
+kept here in a per-job table and crosses as ``{"handle": id, "type": name, "of": <its class>}``
+(a class: ``{"handle": id, "type": name, "class": {"name": ..., "calls": <instances callable>}}``);
+the judge drives it through further requests (iterate, call, attribute, item, length,
+membership). The same object always gets the same id, so identity (``iter(gen) is gen``) holds
+in the judge. The table is capped: past it a value is `Unserialisable`, never dropped silently.
 
 Judge objects (the test's lambdas, functions, iterators) arrive as ``{"cb": id}`` and become
 `JudgeObject` stubs; calling or iterating one sends a callback frame (``{"callback": id}``) and
@@ -23,7 +24,9 @@ never decides an equality, a hash, a truth value or a text (``remote``).
 from __future__ import annotations
 
 import importlib
+import json
 import sys
+import types
 from typing import Any, TextIO
 
 from .codec import MUTABLE, Unserialisable, decode, encode
@@ -33,8 +36,11 @@ from .identity import check_not_kept, check_result, mutable_parts, reference_cou
 
 MAX_HANDLES = 100_000
 MAX_PRINTED = 64_000
+MAX_DRAIN_BYTES = 4_000_000  # of one drain reply's items (JSON): well under a frame
 # Builtins a test passes cross by name; these modules are the ones they may come from.
-BUILTIN_MODULES = frozenset({"builtins", "operator", "math", "string", "functools", "itertools"})
+BUILTIN_MODULES = frozenset(
+    {"builtins", "operator", "math", "string", "functools", "itertools", "collections"}
+)
 
 
 class Tee:
@@ -72,7 +78,11 @@ class Tee:
 
 
 class JudgeObject:
-    """A judge object (a test's callable or iterator) seen from the candidate."""
+    # A judge object (a test's callable or iterator) seen from the candidate. Its other
+    # attributes are asked of the judge, which answers the harmless ones (``__doc__``,
+    # ``__module__``...) as plain data and makes reading the rest (``__code__``: the test's
+    # constants) a fault of the test, never the candidate's AttributeError (``calls``).
+    # No docstring: the class's own would be read as the judge object's.
 
     __slots__ = ("__name__", "__qualname__", "_id", "_server")
 
@@ -80,9 +90,14 @@ class JudgeObject:
         self._server, self._id = server, ident
         self.__name__ = self.__qualname__ = name
 
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") and name in JudgeObject.__slots__:  # not set yet: never asked
+            raise AttributeError(name)
+        return self._server.callback(self._id, "getattr", (name,), {})
+
 
 class JudgeCallable(JudgeObject):
-    """A test's function, lambda or other callable: calling it is a callback to the judge."""
+    # A test's function, lambda or other callable: calling it is a callback to the judge.
 
     __slots__ = ()
 
@@ -91,8 +106,8 @@ class JudgeCallable(JudgeObject):
 
 
 class JudgeIterator(JudgeObject):
-    """A test's iterator (``iter([...])``, a generator expression); not callable, so code that
-    asks ``callable(x)`` gets the answer it would in-process."""
+    # A test's iterator (``iter([...])``, a generator expression); not callable, so code that
+    # asks ``callable(x)`` gets the answer it would in-process.
 
     __slots__ = ()
 
@@ -101,6 +116,31 @@ class JudgeIterator(JudgeObject):
 
     def __next__(self) -> Any:
         return self._server.callback(self._id, "next", (), {})
+
+
+class JudgeCopy(JudgeIterator):
+    # A test's list, tuple or range iterator, whose remaining items came along (``copies``):
+    # taken here, and counted for the judge, which advances its own by as many.
+
+    __slots__ = ("_items",)
+
+    def __init__(self, server: Server, ident: int, name: str, items: Any) -> None:
+        super().__init__(server, ident, name)
+        self._items = iter(items)
+
+    def __iter__(self) -> Any:
+        return self
+
+    def __next__(self) -> Any:
+        item = next(self._items)
+        self._server.consumed[self._id] = self._server.consumed.get(self._id, 0) + 1
+        return item
+
+
+# Every class body sets its own ``__doc__`` and ``__module__``: the judge object's are asked for.
+for _kind in (JudgeCallable, JudgeIterator, JudgeCopy):
+    _kind.__doc__ = property(lambda self: self.__getattr__("__doc__"))  # type: ignore[assignment]
+    _kind.__module__ = property(lambda self: self.__getattr__("__module__"))  # type: ignore[assignment]
 
 
 class Server:
@@ -112,6 +152,7 @@ class Server:
         self.objects: list[Any] = []  # handle id -> object (kept alive: ids stay unique)
         self.ids: dict[int, int] = {}  # id(object) -> handle id
         self.stubs: dict[int, JudgeObject] = {}
+        self.consumed: dict[int, int] = {}  # copied judge iterator -> items taken, not yet told
         self.out = Tee(sys.stdout)
         sys.stdout = self.out
 
@@ -121,6 +162,9 @@ class Server:
 
     def _send(self, frame: dict[str, Any]) -> None:
         said = self.out.drain()
+        if self.consumed:  # items of the test's copied iterators taken since the last frame
+            said["consumed"] = {str(ident): count for ident, count in self.consumed.items()}
+            self.consumed.clear()
         try:
             write_frame(self.channel, {**frame, **said})
         except FrameTooLarge as exc:  # the judge would refuse it as a broken protocol
@@ -136,13 +180,24 @@ class Server:
                 "name": value.__name__,
                 "iterator": type(value) is JudgeIterator,
             }
+        kind = type(value)
+        description: dict[str, Any] = {"handle": self._keep(value), "type": kind.__name__[:100]}
+        if isinstance(value, type):  # a class: the judge's stand-in for it is a class too
+            calls = any("__call__" in vars(klass) for klass in value.__mro__)
+            description["class"] = {"name": value.__name__[:100], "calls": calls}
+        else:  # its class crosses with it, so that ``type(a) is type(b)`` holds in the judge
+            description["of"] = self.handle_of(kind)
+        return description
+
+    def _keep(self, value: object) -> int:
+        """The handle id of ``value``, kept alive in the table (the same object, the same id)."""
         known = self.ids.get(id(value))
         if known is None:
             if len(self.objects) >= MAX_HANDLES:
                 raise Unserialisable(f"more than {MAX_HANDLES} objects crossed as handles")
             known = self.ids[id(value)] = len(self.objects)
             self.objects.append(value)
-        return {"handle": known, "type": type(value).__name__[:100]}
+        return known
 
     def resolve(self, ref: dict[str, Any]) -> Any:
         """The object a reference form names (the codec's ``ref`` hook)."""
@@ -156,9 +211,17 @@ class Server:
         if "cb" in ref:
             ident = int(ref["cb"])
             stub = self.stubs.get(ident)
+            if isinstance(stub, JudgeCopy) and "items" in ref:  # the test took some itself
+                stub._items = iter(decode(ref["items"]))
             if stub is None:
-                kind = JudgeIterator if ref.get("iterator") else JudgeCallable
-                stub = self.stubs[ident] = kind(self, ident, str(ref.get("name", "")))
+                name = str(ref.get("name", ""))
+                if "items" in ref:
+                    stub = JudgeCopy(self, ident, name, decode(ref["items"]))
+                else:
+                    stub = (JudgeIterator if ref.get("iterator") else JudgeCallable)(
+                        self, ident, name
+                    )
+                self.stubs[ident] = stub
             return stub
         module, _, qualname = str(ref["builtin"]).partition(":")
         if module not in BUILTIN_MODULES:
@@ -189,9 +252,12 @@ class Server:
             return {"unserialisable": str(exc)}
         except BaseException as exc:  # a missing global; a module whose import raised anything
             return {"raised": describe_exception(exc)}
+        if op == "drain":
+            return self.drain(target, args)
         if op == "call":
             # A call through a handle (a method, an object) may keep its arguments: it is live.
-            keeps = "handle" in request["target"]
+            # A plain function (a module's, as the tests' bound names are) may not.
+            keeps = "handle" in request["target"] and not isinstance(target, types.FunctionType)
             reply: dict[str, Any] = self.call(target, args, kwargs, keeps)
             return reply
         try:
@@ -204,6 +270,26 @@ class Server:
             return {"value": self.out_value(value)}
         except Unserialisable as exc:
             return {"unserialisable": str(exc)}
+
+    def drain(self, target: Any, args: list[Any]) -> dict[str, Any]:
+        """Up to ``args[0]`` items of an iterator the judge will exhaust anyway (``list(h)``),
+        in one reply, and how it ended if it did (as one ``next`` at a time would have said)."""
+        if not hasattr(type(target), "__next__"):
+            return {"items": [], "iterator": False}
+        cap = args[0] if args and type(args[0]) is int else 1
+        items: list[Any] = []
+        size = 0
+        try:
+            while len(items) < cap and size < MAX_DRAIN_BYTES:
+                items.append(self.out_value(next(target)))
+                size += len(json.dumps(items[-1]))
+        except StopIteration as stop:
+            return {"items": items, "end": {"stop": plain_or_none(stop.args)}}
+        except Unserialisable as exc:
+            return {"items": items, "end": {"unserialisable": str(exc)}}
+        except BaseException as exc:
+            return {"items": items, "end": {"raised": describe_exception(exc)}}
+        return {"items": items}
 
     def call(self, target: Any, args: list[Any], kwargs: dict[str, Any], keeps: bool) -> Any:
         """Call ``target`` and build the reply: the value or the exception, and the arguments'

@@ -28,7 +28,7 @@ from .codec import message_of
 from .doctesting import Unjudged, doctest_example, example_sources
 from .exceptions import safe_name
 from .framing import ChannelClosed, read_frame
-from .remote import Names, RemoteHandle
+from .remote import Names, RemoteHandle, global_reference
 
 # Fault kind (also the verdict's reason word) -> the outcome word the release uses for it.
 FAULT_OUTCOMES = {
@@ -83,16 +83,23 @@ class Judge(Calls):
                 "__doctest_example__": doctest_example,
             }
             exec(compile(job["setup"], "<setup>", "exec"), namespace)
+        except ModuleNotFoundError as exc:  # the setup's own import (``from pkg import f``)
+            return make_report("unverifiable", *self._missing_module(exc))
         except Fault:  # the setup reached the candidate (a context import, a module global)
-            kind, detail = self.last_fault or (self.fault or "protocol_violation", "")
-            status, reason, message = _status_of([_outcome("<setup>", kind, detail)])
-            return make_report(status, reason, f"in the setup: {message}")
+            return self._faulted("in the setup")
         except BaseException as exc:
             return make_report("error", "setup_error", f"the spec's setup raised {exc!r}"[:2000])
         bind = job.get("bind") or {job["entry_point"]: job["entry_point"]}
         for name, target in bind.items():
-            if str(name) not in _JUDGES_OWN:
-                namespace[str(name)] = RemoteHandle(self, {"global": str(target)})
+            if str(name) in _JUDGES_OWN:
+                continue
+            try:  # asked for at once: a class must be its stand-in class (``type(x) is Cls``)
+                value = self.operate("get", {"global": str(target)})
+            except Fault:
+                return self._faulted("binding the tests' names")
+            except Exception:  # its answer was an exception: the tests meet the call's own
+                value = global_reference(self, str(target))
+            namespace[str(name)] = value
         tests = [self._run_test(test, namespace) for test in job["tests"]]
         offered = hello.get("functions")
         offered = offered if type(offered) is list else []  # `in 5` would crash the judge
@@ -102,6 +109,12 @@ class Judge(Calls):
         report = make_report(*_status_of(tests), alias=alias)
         report["tests"] = tests
         return report
+
+    def _faulted(self, where: str) -> dict[str, Any]:
+        """The report when a fault ended the job before its tests ran."""
+        kind, detail = self.last_fault or (self.fault or "protocol_violation", "")
+        status, reason, message = _status_of([_outcome("<setup>", kind, detail)])
+        return make_report(status, reason, f"{where}: {message}")
 
     def _refused(self, hello: dict[str, Any]) -> dict[str, Any]:
         """The report for code that did not load: what was missing, or what went wrong."""
@@ -157,7 +170,7 @@ class Judge(Calls):
         except AssertionError as exc:
             outcome.update(outcome="FAIL", detail=message_of(exc, 500))
         except ModuleNotFoundError as exc:  # the test's own import: this image lacks it
-            return _outcome(test, "missing_dependency", message_of(exc, 500))
+            return _outcome(test, *self._missing_module(exc))
         except BaseException as exc:
             outcome.update(outcome=f"ERROR:{safe_name(type(exc).__name__)}")
             outcome["detail"] = message_of(exc, 500)
@@ -167,6 +180,14 @@ class Judge(Calls):
         if fault is not None:
             return _outcome(test, *fault)
         return outcome
+
+    def _missing_module(self, exc: ModuleNotFoundError) -> tuple[str, str]:
+        """The fault for a module the setup or a test imports and the judge cannot: without
+        context it may well be the snippet's own package (a doctest's ``from more_itertools
+        import take``), which only context supplies (``missing_context``); with context the
+        package's own modules import from it (remote), so what is missing is a dependency."""
+        kind = "missing_dependency" if self.has_context else "missing_context"
+        return kind, f"the tests import a module the sandbox lacks: {message_of(exc, 400)}"
 
     def _fault_during_test(self) -> tuple[str, str] | None:
         return self.last_fault  # a method: mypy would take it for None after the reset above

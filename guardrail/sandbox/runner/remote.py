@@ -2,20 +2,39 @@
 
 `RemoteHandle` stands for a candidate object (a generator, an instance, a function, a module): it
 forwards iteration, calls, attributes, items, length and membership through the channel, one
-request each (never prefetched: laziness is the candidate's). It never decides anything the judge
-compares: equality, ordering, hash, truth value, ``repr``/``str``/``format``, arithmetic and any
-other operation raise the judge's non-sticky ``unserialisable`` fault (never a TypeError, which
-would make a correct candidate ``failed``). A hostile object's ``__eq__`` is never consulted.
+request each (never prefetched: laziness is the candidate's), except where the judge's own
+consumer will exhaust an iterator anyway (``list(h)``, ``tuple``, ``sorted``, ``str.join``: they
+ask ``__length_hint__`` first), whose items then come in chunks (``Calls.drain``). It never
+decides anything the judge compares: equality, ordering, hash, truth value,
+``repr``/``str``/``format``, arithmetic and any other operation raise the judge's non-sticky
+``unserialisable`` fault (never a TypeError, which would make a correct candidate ``failed``).
+A hostile object's ``__eq__`` is never consulted.
 What it answers to the questions the test asks it (a method's result, ``len``, ``x in h``) is
 its answer, as any function's result is; the judge compares those answers as plain data.
-Residual risks: ``type(h)`` and ``isinstance(h, X)`` see the proxy's class, not the candidate's
-(a test asserting the result is a generator fails); the candidate's copy of an argument a live
-object keeps does not follow later changes of the test's object (``handles.Server.call``).
+
+Type questions are answered by the candidate's classes, or not at all. A handle's description
+names its class, which the judge stands for by one `RemoteClass` per candidate class (a class
+the candidate returns is that same stand-in): ``type(a) is type(b)`` and ``type(a) ==
+type(b)`` hold exactly when the candidate's classes are one, ``callable(h)`` is true exactly when
+the candidate's class defines ``__call__`` (the candidate's word about its own object: a lie
+changes only the answer about that object, as a ``__call__`` that raises would), calling the
+class or reading its attributes goes to the candidate, and ``isinstance``/``issubclass`` against
+a candidate class are asked of the candidate (the answer must be a bool). ``h.__class__`` and so
+``isinstance(h, X)`` for a judge class ``X`` (``list``, an ABC, the test's own class) raise the
+fault: the judge cannot relate a candidate class to its own, and a silent False would fail an
+honest candidate. Residual risks: ``type(h) is X`` for a judge class ``X`` is False (a generator
+is not the judge's ``GeneratorType``), and a class's attributes the judge's stand-in defines
+itself (``__name__``, ``__qualname__``, ``__init__``) are the stand-in's; the candidate's copy of
+an argument a live object keeps does not follow later changes of the test's object
+(``handles.Server.call``).
 
 `JudgeObjects` is the judge's table of its own objects the candidate may run: a test's callables
-and iterators cross as ``{"cb": id}``, and the candidate can only call or iterate them (never
-read their attributes: a lambda's code holds the test's constants). Builtins (and ``operator``,
-``math``... functions) cross by name and the candidate uses its own.
+and iterators cross as ``{"cb": id}``, and the candidate can call or iterate them and read their
+name, qualname, module, docstring, ``__dict__`` and ``__annotations__`` as plain data; any other
+attribute it reads (a lambda's ``__code__`` holds the test's constants) is the test's fault
+(``calls.Calls._attribute``). A class (not a builtin one) never crosses: the candidate's
+``issubclass``/``__subclasses__`` would need the class itself (``unserialisable``). Builtins (and
+``operator``, ``math``, ``collections``... names) cross by name and the candidate uses its own.
 
 `Names` is the tests' ``__builtins__``: real builtins first, then a name the tests read but do
 not bind resolves to the candidate's global of that name (doctest semantics: examples see their
@@ -25,18 +44,25 @@ module's globals), and ``import`` of a package shipped in the job's context give
 from __future__ import annotations
 
 import builtins
+import collections
+import decimal
+import fractions
 import math
 import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .codec import Unserialisable
+from .codec import MUTABLE, Unserialisable
+from .copies import Copies
 
 if TYPE_CHECKING:
     from .calls import Calls
 
 MAX_JUDGE_OBJECTS = 100_000
-_BUILTIN_SOURCES = (builtins, operator, math)
+# The exact types the codec sends as data: a candidate object of one of them is never a handle.
+_PLAIN_TYPES: tuple[type, ...] = (type(None), bool, int, float, complex, str, bytes, tuple)
+_PLAIN_TYPES += (frozenset, range, slice, *MUTABLE, decimal.Decimal, fractions.Fraction)
+_BUILTIN_SOURCES = (builtins, operator, math, collections)
 
 
 class RemoteHandle:
@@ -48,8 +74,20 @@ class RemoteHandle:
         object.__setattr__(self, "_RemoteHandle__judge", judge)
         object.__setattr__(self, "_RemoteHandle__ref", ref)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.__judge.call(self.__ref, args, kwargs)
+    @property  # type: ignore[misc]  # read by isinstance: see the module docstring
+    def __class__(self) -> Any:
+        _judge_of(self).fail(
+            "unserialisable",
+            "the class of a candidate object, or isinstance against a class of the judge's: the"
+            " judge cannot relate the candidate's classes to its own",
+            sticky=False,
+        )
+
+    def __instancecheck__(self, instance: Any) -> bool:  # isinstance(x, <a candidate object>)
+        return _judge_of(self).ask_bool("isinstance", instance, self)
+
+    def __subclasscheck__(self, subclass: Any) -> bool:
+        return _judge_of(self).ask_bool("issubclass", subclass, self)
 
     def __getattr__(self, name: str) -> Any:
         return self.__judge.operate("getattr", self.__ref, name)
@@ -70,7 +108,12 @@ class RemoteHandle:
         return self.__judge.operate("iter", self.__ref)
 
     def __next__(self) -> Any:
-        return self.__judge.operate("next", self.__ref)
+        return self.__judge.next_of(self.__ref)
+
+    def __length_hint__(self) -> Any:
+        # Asked by list(), tuple(), sorted(), str.join() and list.extend() of the iterable they
+        # are about to exhaust: the candidate then sends its items in chunks (``Calls.drain``).
+        return self.__judge.drain(self.__ref)
 
     def __len__(self) -> int:
         length = self.__judge.operate("len", self.__ref)
@@ -86,9 +129,8 @@ class RemoteHandle:
 
 
 def _refusal(name: str) -> Callable[..., Any]:
-    def refuse(handle: RemoteHandle, *_args: Any, **_kwargs: Any) -> Any:
-        judge: Calls = object.__getattribute__(handle, "_RemoteHandle__judge")
-        judge.fail(
+    def refuse(handle: Any, *_args: Any, **_kwargs: Any) -> Any:
+        _judge_of(handle).fail(
             "unserialisable",
             f"{name} of a candidate object: a handle never decides an equality, a hash, a truth"
             " value, a text or any other operation in the judge",
@@ -112,13 +154,103 @@ for _name in _REFUSED:
     setattr(RemoteHandle, f"__{_name}__", _refusal(f"__{_name}__"))
 
 
+class RemoteCallable(RemoteHandle):
+    """A candidate object whose class defines ``__call__``: ``callable(h)`` is true."""
+
+    __slots__ = ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        judge: Calls = object.__getattribute__(self, "_RemoteHandle__judge")
+        return judge.call(reference_of(self), args, kwargs)
+
+
+def _forwarded(name: str) -> Any:
+    """An attribute the judge's own classes would answer, asked of the candidate instead."""
+    return property(lambda proxy: _judge_of(proxy).operate("getattr", reference_of(proxy), name))
+
+
+class RemoteClass(type):
+    """The judge's stand-in for one candidate class (see the module docstring)."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return _judge_of(cls).call(reference_of(cls), args, kwargs)
+
+    def __getattr__(cls, name: str) -> Any:
+        return _judge_of(cls).operate("getattr", reference_of(cls), name)
+
+    def __eq__(cls, other: object) -> bool:
+        if type(other) is RemoteClass:
+            return cls is other
+        if any(other is kind for kind in _PLAIN_TYPES):  # those cross as data, never as handles
+            return False
+        return _refusal("__eq__")(cls)  # type: ignore[no-any-return]  # it raises
+
+    def __ne__(cls, other: object) -> bool:
+        return not RemoteClass.__eq__(cls, other)
+
+    __hash__ = type.__hash__
+    # What the stand-in would answer itself (the judge's own class layout), the candidate's:
+    __doc__ = _forwarded("__doc__")
+    __module__ = _forwarded("__module__")
+    __mro__ = _forwarded("__mro__")
+    __bases__ = _forwarded("__bases__")
+    __base__ = _forwarded("__base__")
+    __dict__ = _forwarded("__dict__")  # type: ignore[misc]
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return _judge_of(cls).ask_bool("isinstance", instance, cls)
+
+    def __subclasscheck__(cls, subclass: Any) -> bool:
+        return _judge_of(cls).ask_bool("issubclass", subclass, cls)
+
+    def __subclasses__(cls) -> Any:  # the candidate's answer
+        return _judge_of(cls).operate("getattr", reference_of(cls), "__subclasses__")()
+
+
+for _name in _REFUSED:
+    if f"__{_name}__" not in vars(RemoteClass):  # repr, str, bool, order...: never the judge's
+        setattr(RemoteClass, f"__{_name}__", _refusal(f"__{_name}__"))
+
+
+def remote_class(judge: Calls, ident: int, name: str, calls: bool) -> RemoteClass:
+    """A new stand-in for the candidate class ``ident`` (``calls``: its instances are callable)."""
+    base = RemoteCallable if calls else RemoteHandle
+    namespace = {
+        "__slots__": (),
+        "_RemoteClass__judge": judge,
+        "_RemoteClass__ref": {"handle": ident},
+        "__doc__": _forwarded("__doc__"),  # an instance's, from the candidate
+        "__module__": _forwarded("__module__"),
+    }
+    return RemoteClass(name, (base,), namespace)
+
+
+def global_reference(judge: Calls, name: str) -> RemoteCallable:
+    """A callable that names the candidate's global ``name``, asked for at each call."""
+    proxy: RemoteCallable = object.__new__(RemoteCallable)
+    RemoteHandle.__init__(proxy, judge, {"global": name})
+    return proxy
+
+
 def is_remote(value: object) -> bool:
-    return type(value) is RemoteHandle
+    kind = type(value)  # never ``in`` a tuple: a stand-in class's ``==`` is refused
+    return kind is RemoteClass or kind is RemoteCallable or isinstance(kind, RemoteClass)
 
 
-def reference_of(value: RemoteHandle) -> dict[str, Any]:
-    ref: dict[str, Any] = object.__getattribute__(value, "_RemoteHandle__ref")
+def reference_of(value: Any) -> dict[str, Any]:
+    if type(value) is RemoteClass:
+        ref: dict[str, Any] = type.__getattribute__(value, "_RemoteClass__ref")
+    else:
+        ref = object.__getattribute__(value, "_RemoteHandle__ref")
     return ref
+
+
+def _judge_of(value: Any) -> Calls:
+    if type(value) is RemoteClass:
+        judge: Calls = type.__getattribute__(value, "_RemoteClass__judge")
+    else:
+        judge = object.__getattribute__(value, "_RemoteHandle__judge")
+    return judge
 
 
 class JudgeObjects:
@@ -128,17 +260,23 @@ class JudgeObjects:
         self.objects: list[Any] = []
         self.ids: dict[int, int] = {}
         self.builtin_names: dict[int, tuple[str, Any]] | None = None  # built when first needed
+        self.copies = Copies()
 
     def reference(self, value: object) -> Any:
         """The reference form of a judge value that is not plain data (the codec's hook)."""
         if is_remote(value):
-            return reference_of(value)  # type: ignore[arg-type]  # narrowed by the check
+            return reference_of(value)
         if self.builtin_names is None:
             self.builtin_names = _builtin_names()  # about 1 ms: not for jobs of plain data
         name = self.builtin_names.get(id(value))
         if name is not None and name[1] is value:
             return {"builtin": name[0]}
         iterator = hasattr(type(value), "__next__")
+        if isinstance(value, type):  # the candidate would get a stand-in that is not a class
+            raise Unserialisable(
+                f"the class {value.__qualname__[:100]} (not a builtin one) cannot cross: the"
+                " candidate's issubclass, isinstance and __subclasses__ need the class itself"
+            )
         if not (callable(value) or iterator):
             raise Unserialisable(
                 f"a value of type {type(value).__qualname__} cannot cross as plain data"
@@ -149,9 +287,11 @@ class JudgeObjects:
                 raise Unserialisable(f"more than {MAX_JUDGE_OBJECTS} judge objects crossed")
             known = self.ids[id(value)] = len(self.objects)
             self.objects.append(value)
+        items = self.copies.items_to_send(known, value) if iterator else None
         name_of = getattr(value, "__name__", "")
         name_of = name_of if type(name_of) is str else ""
-        return {"cb": known, "name": name_of, "iterator": iterator}
+        ref = {"cb": known, "name": name_of, "iterator": iterator}
+        return ref if items is None else {**ref, "items": items}
 
     def get(self, ident: Any) -> Any:
         if type(ident) is not int or not 0 <= ident < len(self.objects):
