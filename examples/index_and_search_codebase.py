@@ -48,15 +48,15 @@ def name(candidate: Candidate) -> str:
 
 
 def show(title: str, result: GateResult) -> None:
+    width = max((len(name(item.candidate)) for item in result.judged), default=0)
     print(title)
     print("  retrieved (best first):")
     for item in result.judged:
-        print(
-            f"    {name(item.candidate):<16} {item.verdict.status.value:<13} {item.verdict.message}"
-        )
+        status = item.verdict.status.value
+        print(f"    {name(item.candidate):<{width}}  {status:<13} {item.verdict.message}")
     print("  handed over:")
     for item in result.kept:
-        print(f"    {name(item.candidate):<16} {item.verdict.status.value}")
+        print(f"    {name(item.candidate):<{width}}  {item.verdict.status.value}")
 
 
 def main(argv: list[str]) -> int:

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from guardrail.safetext import dumps_json, html, markdown, one_line
+from guardrail.verdict import Verdict
 from guardrail_eval.metrics import compute_metrics, metric_keys, round_metrics
-from guardrail_eval.pool import Pool, write_text_atomically
+from guardrail_eval.pool import Pool, Query, write_text_atomically
 from guardrail_eval.results import QueryResult, ResultsFile, TopResult
 from guardrail_eval.runner import (
     Arm,
@@ -106,21 +107,30 @@ def _query_result(pool: Pool, outcome: QueryOutcome, *, gated: bool) -> QueryRes
             "latency_s": round(outcome.cost.latency_s, 6),
             "sandbox_runs": outcome.cost.sandbox_runs,
             "cache_hits": outcome.cost.cache_hits,
-            "dropped": [_item_row(pool, item) for item in outcome.dropped],
+            "dropped": [_item_row(pool, item, query) for item in outcome.dropped],
         }
     return QueryResult(
         query_id=query.query_id,
         query=query.query,
         correct_corpus_ids=list(query.correct_corpus_ids),
         top_results=[
-            TopResult(rank=rank, **_item_row(pool, item))
+            TopResult(rank=rank, **_item_row(pool, item, query))
             for rank, item in enumerate(outcome.items, start=1)
         ],
         **extra,
     )
 
 
-def _item_row(pool: Pool, item: JudgedItem) -> dict[str, Any]:
+def _test_results(truth: Verdict, query: Query) -> list[str]:
+    """The per-test words of the ground-truth run; a candidate refused before anything ran (it
+    defines nothing the tests call, say) errs on every test, as calling the name would in-process,
+    so the row never reads as an empty, vacuously passing suite."""
+    if truth.tests:
+        return truth.outcomes
+    return [f"ERROR:{truth.reason.value}"] * len(query.test_suite)
+
+
+def _item_row(pool: Pool, item: JudgedItem, query: Query) -> dict[str, Any]:
     """A ranked item as a results-file row (without its ``rank``), with its verdict."""
     entry = pool.corpus[item.corpus_id]
     verdict = item.gate_verdict or item.truth
@@ -130,7 +140,7 @@ def _item_row(pool: Pool, item: JudgedItem) -> dict[str, Any]:
         "bug_type": entry.bug_type or "",
         "similarity": round(item.score, 6),
         "passes_all_tests": item.passes_all_tests,
-        "test_results": item.truth.outcomes,
+        "test_results": _test_results(item.truth, query),
         "retrieval_rank": item.retrieval_rank,
         "verdict": {
             "status": verdict.status.value,
