@@ -17,6 +17,7 @@ from guardrail.context import (
     context_digest,
     context_from_metadata,
 )
+from guardrail.precheck import MAX_PARSE_BYTES, capped_size
 from guardrail.sandbox.base import Job
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status, Verdict
@@ -46,6 +47,8 @@ def prepare_job(
     qualified_name = ""
     try:
         context = context_from_metadata(metadata or {}, context_root)
+        if capped_size(code, MAX_PARSE_BYTES) > MAX_PARSE_BYTES:
+            return _unparsed_job(code, spec, has_context=context is not None)
         if context is not None:
             payload = build_job_context(code, context)
             qualified_name = context.qualified_name
@@ -65,6 +68,20 @@ def prepare_job(
     plain = payload is None and plan.alias is None
     digest = None if plain else context_digest({"context": payload, "bind": plan.bind})
     return PreparedJob(Job(code, spec, context=payload, bind=plan.bind), plan.alias, digest)
+
+
+def _unparsed_job(code: str, spec: Spec, *, has_context: bool) -> PreparedJob | Verdict:
+    """Code too large for the host to parse (`guardrail.precheck`): judged in the sandbox as it
+    is, under the tests' own name (no alias: that needs its syntax tree); placing it in its
+    module needs the tree too, so with a context it cannot be judged there."""
+    if has_context:
+        return Verdict.unjudged(
+            Status.UNVERIFIABLE,
+            Reason.MISSING_CONTEXT,
+            f"the candidate is over {MAX_PARSE_BYTES:,} bytes, too large for the host to place in"
+            " its module",
+        )
+    return PreparedJob(Job(code, spec), None, None)
 
 
 def _relative_import(code: str) -> bool:

@@ -24,6 +24,7 @@ from guardrail.context import (
 )
 from guardrail.gate import Candidate, Gate
 from guardrail.jobs import PreparedJob, prepare_job
+from guardrail.precheck import MAX_PARSE_BYTES
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status
 
@@ -113,6 +114,18 @@ def test_a_function_gone_from_the_file_is_appended(tree: Path) -> None:
     assert context is not None
     payload = build_job_context("def triple(x):\n    return _double(x) + x\n", context)
     assert payload["modules"]["ctxpkg.tools"]["source"].rstrip().endswith("return _double(x) + x")
+
+
+def test_code_too_large_for_the_host_to_parse_is_never_parsed_there(tree: Path) -> None:
+    """Over 256 KiB the host does not parse a candidate (a nesting bomb there would crash it):
+    alone it runs as it is, under the tests' own name; in its module it cannot be placed."""
+    spec = Spec.from_tests(["assert scale(2) == 4"])
+    bomb = "#" * (MAX_PARSE_BYTES + 1) + "\n" + "-" * 200_000 + "1\n"
+    alone = prepare_job(bomb, spec, None)
+    assert isinstance(alone, PreparedJob) and alone.alias is None and alone.job.context is None
+    placed = prepare_job(bomb, spec, meta(tree, "ctxpkg/tools.py", "scale"))
+    assert not isinstance(placed, PreparedJob)
+    assert placed.reason is Reason.MISSING_CONTEXT and "too large" in placed.message
 
 
 def test_contexts_that_cannot_be_had_say_what_is_missing(tree: Path) -> None:
