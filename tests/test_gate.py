@@ -196,17 +196,22 @@ def test_the_cache_serves_a_repeat_without_starting_a_container(tmp_path: Path) 
 
 
 def test_only_busy_timeouts_are_cached(tmp_path: Path) -> None:
+    """A timeout is cached exactly when it was busy. On a loaded machine the endless loop itself
+    may be starved below 80% CPU: then it must not be cached either, and it is tried again."""
     cache = VerdictCache(tmp_path / "verdicts.sqlite")
     spinning = "def add(a, b):\n    while True: pass\n"
     sleeping = "import time\ndef add(a, b):\n    time.sleep(60)\n"  # like a starved process
     with DockerSandbox(pool_size=1, timeout_s=1.5) as sandbox:
         gate = Gate(sandbox, cache=cache)
-        verdicts = gate.verify([spinning, sleeping], ADD)
-        assert [v.status for v in verdicts] == [Status.TIMEOUT, Status.TIMEOUT]
-        assert verdicts[0].busy_timeout and verdicts[0].cpu_s is not None
-        assert not verdicts[1].busy_timeout
-        again = gate.verify([spinning, sleeping], ADD)
-    assert [v.cached for v in again] == [True, False]
+        for _attempt in range(3):
+            verdicts = gate.verify([spinning, sleeping], ADD)
+            assert [v.status for v in verdicts] == [Status.TIMEOUT, Status.TIMEOUT]
+            assert verdicts[0].cpu_s is not None and not verdicts[1].busy_timeout
+            again = gate.verify([spinning, sleeping], ADD)
+            assert [v.cached for v in again] == [verdicts[0].busy_timeout, False]
+            if verdicts[0].busy_timeout:
+                break
+    assert verdicts[0].busy_timeout, "in three tries the endless loop never got 80% of a CPU"
     assert len(cache) == 1
 
 
