@@ -86,7 +86,11 @@ def _method_plan(name: str, spec: Spec, parts: list[str], module_source: str) ->
     (a factory), bound to itself, and must reach the method (`guardrail.reach`); never an alias.
     """
     method = ".".join(parts)
-    if not method_reached(test_trees([spec.setup, *spec.tests]), method):
+    try:
+        module: ast.Module | None = ast.parse(module_source)
+    except (SyntaxError, ValueError):
+        module = None  # it fails to load in the sandbox
+    if not method_reached(test_trees([spec.setup, *spec.tests]), method, module):
         return BindPlan(
             None,
             refusal=f"the candidate is the method {method}, and the tests never reach it"

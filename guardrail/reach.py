@@ -17,7 +17,8 @@ carries) names it or uses the syntax that runs it:
   instance; the class being called in the same tests is as close as it gets.
 * any other dunder (``__reduce__``, ``__del__``, ``__get__``, ``__set_name__``...): never.
 
-Reached this way is necessary, not sufficient: the tests still have to pass on the candidate's
+A test may also call a top-level function of the method's module that reaches it (its body,
+read the same way, at any depth of such calls). Reached this way is necessary, not sufficient: the tests still have to pass on the candidate's
 class, and a mutant that its doctests catch in-process is caught the same way in the sandbox.
 """
 
@@ -82,9 +83,45 @@ def test_trees(texts: Iterable[str]) -> list[ast.Module]:
     return trees
 
 
-def method_reached(trees: list[ast.Module], qualified_name: str) -> bool:
-    """Whether the tests (`test_trees`) reach the method ``qualified_name`` (``Class.method``);
-    see the module docstring for what counts."""
+def method_reached(
+    trees: list[ast.Module], qualified_name: str, module: ast.Module | None = None
+) -> bool:
+    """Whether the tests (`test_trees`) reach the method ``qualified_name`` (``Class.method``),
+    themselves or by calling a top-level function of ``module`` (the method's module) that
+    reaches it (``box_area(2, 3)`` whose body calls ``Box(w, h).area()``), at any depth."""
+    if _reached(trees, qualified_name):
+        return True
+    through = _functions_reaching(module, qualified_name) if module is not None else set()
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in through
+        for tree in trees
+        for node in ast.walk(tree)
+    )
+
+
+def _functions_reaching(module: ast.Module, qualified_name: str) -> set[str]:
+    functions = {
+        node.name: ast.Module(body=[node], type_ignores=[])
+        for node in module.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    reaching = {name for name, body in functions.items() if _reached([body], qualified_name)}
+    while True:  # a function calling one that reaches it reaches it too
+        more = {
+            name
+            for name, body in functions.items()
+            if name not in reaching
+            and any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in reaching
+                for n in ast.walk(body)
+            )
+        }
+        if not more:
+            return reaching
+        reaching |= more
+
+
+def _reached(trees: list[ast.Module], qualified_name: str) -> bool:
     *classes, method = qualified_name.split(".")
     if not classes:
         return False
