@@ -17,9 +17,10 @@ carries) names it or uses the syntax that runs it:
   instance; the class being called in the same tests is as close as it gets.
 * any other dunder (``__reduce__``, ``__del__``, ``__get__``, ``__set_name__``...): never.
 
-A test may also call a top-level function of the method's module that reaches it (its body,
-read the same way, at any depth of such calls). Reached this way is necessary, not sufficient: the tests still have to pass on the candidate's
-class, and a mutant that its doctests catch in-process is caught the same way in the sandbox.
+On the host (`guardrail.binding`) a test may also call a top-level function of the method's
+module that reaches it (its body read the same way, at any depth of such calls); the index reads
+the examples alone. Reached is necessary, not sufficient: the tests still have to pass on the
+candidate's class, and a mutant its doctests catch in-process is caught the same way here.
 """
 
 from __future__ import annotations
