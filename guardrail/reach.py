@@ -17,10 +17,12 @@ carries) names it or uses the syntax that runs it:
   instance; the class being called in the same tests is as close as it gets.
 * any other dunder (``__reduce__``, ``__del__``, ``__get__``, ``__set_name__``...): never.
 
-On the host (`guardrail.binding`) a test may also call a top-level function of the method's
-module that reaches it (its body read the same way, at any depth of such calls); the index reads
-the examples alone. Reached is necessary, not sufficient: the tests still have to pass on the
-candidate's class, and a mutant its doctests catch in-process is caught the same way here.
+Given the method's module (the index and the binding both give it), an attribute the class body
+binds to the method (``qp = query_params``, ``count = _StatsProperty('count', _calc_count)``)
+reaches it too, and so does a call to a top-level function of the module that reaches it (its
+body read the same way, at any depth of such calls). Reached is necessary, not sufficient: the
+tests still have to pass on the candidate's class, and a mutant its doctests catch in-process is
+caught the same way here.
 """
 
 from __future__ import annotations
@@ -90,9 +92,10 @@ def method_reached(
     """Whether the tests (`test_trees`) reach the method ``qualified_name`` (``Class.method``),
     themselves or by calling a top-level function of ``module`` (the method's module) that
     reaches it (``box_area(2, 3)`` whose body calls ``Box(w, h).area()``), at any depth."""
-    if _reached(trees, qualified_name):
+    aliases = _class_aliases(module, qualified_name) if module is not None else set()
+    if _reached(trees, qualified_name, aliases):
         return True
-    through = _functions_reaching(module, qualified_name) if module is not None else set()
+    through = set() if module is None else _functions_reaching(module, qualified_name, aliases)
     return any(
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in through
         for tree in trees
@@ -100,13 +103,33 @@ def method_reached(
     )
 
 
-def _functions_reaching(module: ast.Module, qualified_name: str) -> set[str]:
+def _class_aliases(module: ast.Module, qualified_name: str) -> set[str]:
+    """Names the method's class body binds to an expression naming it: ``qp = query_params``,
+    ``count = _StatsProperty('count', _calc_count)``; their attributes reach it too."""
+    *classes, method = qualified_name.split(".")
+    body: list[ast.stmt] = module.body
+    for name in classes:
+        found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == name]
+        if not found:
+            return set()
+        body = found[0].body
+    return {
+        target.id
+        for node in body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(n, ast.Name) and n.id == method for n in ast.walk(node.value))
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+
+def _functions_reaching(module: ast.Module, qualified_name: str, aliases: set[str]) -> set[str]:
     functions = {
         node.name: ast.Module(body=[node], type_ignores=[])
         for node in module.body
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     }
-    reaching = {name for name, body in functions.items() if _reached([body], qualified_name)}
+    reaching = {n for n, body in functions.items() if _reached([body], qualified_name, aliases)}
     while True:  # a function calling one that reaches it reaches it too
         more = {
             name
@@ -122,7 +145,7 @@ def _functions_reaching(module: ast.Module, qualified_name: str) -> set[str]:
         reaching |= more
 
 
-def _reached(trees: list[ast.Module], qualified_name: str) -> bool:
+def _reached(trees: list[ast.Module], qualified_name: str, aliases: set[str]) -> bool:
     *classes, method = qualified_name.split(".")
     if not classes:
         return False
@@ -130,7 +153,8 @@ def _reached(trees: list[ast.Module], qualified_name: str) -> bool:
     nodes = [node for tree in trees for node in ast.walk(tree)]
     is_dunder = method.startswith("__") and method.endswith("__")
     if not is_dunder:
-        return any(isinstance(n, ast.Attribute) and n.attr == method for n in nodes)
+        names = {method, *aliases}
+        return any(isinstance(n, ast.Attribute) and n.attr in names for n in nodes)
     instantiated = any(isinstance(n, ast.Call) and _name_of(n.func) == owner for n in nodes)
     if method in ("__init__", "__new__"):
         return instantiated

@@ -164,6 +164,8 @@ PEEKABLE = (
     "    def peek(self):\n        return 0\n"
     "    def prepend(self, *items):\n        pass\n"
     "    def __len__(self):\n        return 0\n"
+    "    def _calc_top(self):\n        return 0\n"
+    "    top = property(_calc_top)\n"
     "def make(xs):\n    return peekable(xs)\n"
     "def first(xs):\n    return xs[0]\n"
 )
@@ -182,6 +184,7 @@ PEEK = "def peek(self):\n    return self._cache[0]\n"
         ),
         ("peekable.__len__", ["assert len(peekable([1])) == 1"], "peekable"),
         ("peekable.__init__", ["assert list(peekable([1])) == [1]"], "peekable"),
+        ("peekable._calc_top", ["assert peekable([1]).top == 1"], "peekable"),  # class alias
     ],
 )
 def test_a_method_binds_the_name_its_tests_reach_it_by(

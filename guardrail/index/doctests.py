@@ -73,18 +73,22 @@ class DoctestTests:
 
 
 def doctest_tests(
-    docstring: str, entry_point: str, qualified_name: str | None = None
+    docstring: str,
+    entry_point: str,
+    qualified_name: str | None = None,
+    module: ast.Module | None = None,
 ) -> DoctestTests:
     """The doctest examples of ``entry_point``'s docstring as tests, in order.
 
-    ``qualified_name`` (``peekable.peek``) marks a method: calling its class exercises it too.
+    ``qualified_name`` (``peekable.peek``) marks a method: its examples must reach it
+    (`guardrail.reach`, reading its ``module``'s tree when given).
     """
     try:
         examples = doctest.DocTestParser().get_examples(docstring)
     except ValueError:  # inconsistent indentation and the like: not a doctest we can read
         return DoctestTests()
     owner, _, _ = (qualified_name or entry_point).rpartition(".")
-    state = _State(entry_point, owner, (qualified_name or "") if owner else "")
+    state = _State(entry_point, owner, (qualified_name or "") if owner else "", module)
     for example in examples:
         state.take(example)
     kept = len(state.tests) + len(state.setup)
@@ -98,11 +102,14 @@ def doctest_tests(
 
 
 class _State:
-    def __init__(self, entry_point: str, owner: str, method: str) -> None:
+    def __init__(
+        self, entry_point: str, owner: str, method: str, module: ast.Module | None
+    ) -> None:
         self.entry_point = entry_point
         self.owner = owner
         self.method = method  # ``peekable.peek`` for a method, else ""
         self.trees: list[ast.Module] = []  # the examples so far (a method is reached across them)
+        self.module = module
         self.imported: set[str] = set()
         self.unavailable: set[str] = set()  # names only skipped examples bind
         self.setup: list[str] = []
@@ -173,7 +180,7 @@ class _State:
         it (`guardrail.reach`: ``p.peek()``, the class called for ``__init__``...)."""
         if self.method:
             self.trees.append(tree)
-            return method_reached(self.trees, self.method)
+            return method_reached(self.trees, self.method, self.module)
         return any(self._runs(node) for node in ast.walk(tree))
 
     def _runs(self, node: ast.AST) -> bool:

@@ -113,10 +113,9 @@ def split_python_source(
     # Python breaks lines only at \n, \r\n and \r; str.splitlines also breaks at form feeds and
     # other separators, which would shift every later line number.
     lines = _LINE_BREAK.split(source)
-    imports = _module_imports(tree)
     snippets: dict[str, Snippet] = {}
     for node, qualified_name, in_class in _functions(tree.body, prefix="", in_class=False):
-        snippet = _snippet(node, qualified_name, lines, imports, file=file, in_class=in_class)
+        snippet = _snippet(node, qualified_name, lines, tree, file=file, in_class=in_class)
         if module or root:
             snippet = snippet.model_copy(update={"module": module, "root": root})
         # The same definition twice (if/else branches) is one snippet: the first one stays.
@@ -235,7 +234,7 @@ def _snippet(
     node: _Function,
     qualified_name: str,
     lines: list[str],
-    imports: list[ast.Import | ast.ImportFrom],
+    module: ast.Module,
     *,
     file: str,
     in_class: bool,
@@ -244,11 +243,11 @@ def _snippet(
     end = node.end_lineno or node.lineno
     indent = lines[start - 1][: len(lines[start - 1]) - len(lines[start - 1].lstrip())]
     body = "\n".join(line.removeprefix(indent) for line in lines[start - 1 : end])
-    needed = _imports_used(node, imports)
+    needed = _imports_used(node, _module_imports(module))
     code = "\n".join([*needed, "", "", body]) if needed else body
     docstring = ast.get_docstring(node) or ""
     method = qualified_name if in_class else None
-    found = doctest_tests(docstring, node.name, method) if docstring else None
+    found = doctest_tests(docstring, node.name, method, module) if docstring else None
     return Snippet(
         code=code + "\n",
         entry_point=_entry_point(node.name, method, found),
