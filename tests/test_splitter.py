@@ -154,6 +154,13 @@ class Box:
         """>>> Box()
         <Box>
         """
+
+    def _calc_n(self):
+        """>>> Box().n
+        0
+        """
+
+    n = property(_calc_n)
 '''
 
 
@@ -164,6 +171,7 @@ def test_a_method_gets_tests_only_when_its_examples_reach_it() -> None:
     assert by_name["Box.__len__"].tests == ["__doctest_example__('len(Box())', '0')"]
     assert by_name["Box.__len__"].entry_point == "Box"
     assert by_name["Box.__reduce__"].tests == []  # no syntax of the tests runs it
+    assert by_name["Box._calc_n"].tests == ["__doctest_example__('Box().n', '0')"]  # its alias
 
 
 def test_syntax_error_names_file_and_line() -> None:
