@@ -5,8 +5,9 @@ module context) and goes into the job as ``bind`` and into the verdict as ``alia
 candidate's process never chooses it.
 
 * The candidate's text defines the name the tests call: bound to itself.
-* A method snippet judged in its class: the class is the entry point (tests instantiate it or
-  call through it), bound to itself.
+* A method snippet judged in its class: the tests' name is its class or another name its module
+  defines (a factory), bound to itself, only when the tests reach the method (an attribute of
+  its name read, or the syntax that runs a dunder: `guardrail.reach`); never an alias.
 * Otherwise an alias, only when nothing defines the tests' name (neither the snippet nor its
   module), the snippet has exactly one plausible function (a public top-level function no other
   one calls) and that function's signature accepts every call the tests and setup make to the
@@ -22,6 +23,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from guardrail.reach import method_reached, test_trees
 from guardrail.sandbox.runner.static import plausible_functions
 from guardrail.spec import Spec
 
@@ -54,8 +56,10 @@ def plan_binding(
     name = spec.entry_point
     tree = ast.parse(code)  # the gate prechecked it
     parts = qualified_name.split(".") if qualified_name and module_source is not None else []
+    if len(parts) > 1:
+        return _method_plan(name, spec, parts, module_source or "")
     own = _defined(tree.body)
-    if name in own or (len(parts) > 1 and parts[0] == name):
+    if name in own:
         return BindPlan({name: name})
     bound, called = _test_names(spec)
     if name in bound:
@@ -71,12 +75,33 @@ def plan_binding(
             f" defines ({_describe(_signatures(tree)) or 'no function'})",
         )
     functions = _signatures(tree)
-    alias, refusal = _alias(
-        name, spec, code, functions=functions, parts=parts, module_source=module_source
-    )
+    alias, refusal = _alias(name, spec, code, functions=functions, module_source=module_source)
     if alias is None:
         return BindPlan(None, refusal=refusal)
     return BindPlan({name: alias}, alias=alias)
+
+
+def _method_plan(name: str, spec: Spec, parts: list[str], module_source: str) -> BindPlan:
+    """A method judged in its class: the tests call its class or another name of its module
+    (a factory), bound to itself, and must reach the method (`guardrail.reach`); never an alias.
+    """
+    method = ".".join(parts)
+    try:
+        module: ast.Module | None = ast.parse(module_source)
+    except (SyntaxError, ValueError):
+        module = None  # it fails to load in the sandbox
+    if not method_reached(test_trees([spec.setup, *spec.tests]), method, module):
+        return BindPlan(
+            None,
+            refusal=f"the candidate is the method {method}, and the tests never reach it"
+            f" (no attribute .{parts[-1]} read, nor the syntax that runs it, on {parts[-2]})",
+        )
+    if name == parts[0] or name in module_names(module_source):
+        return BindPlan({name: name})
+    return BindPlan(
+        None,
+        refusal=f"the tests call {name!r}, which the module of the method {method} does not define",
+    )
 
 
 def _alias(
@@ -85,7 +110,6 @@ def _alias(
     code: str,
     *,
     functions: dict[str, _Function],
-    parts: list[str],
     module_source: str | None,
 ) -> tuple[str | None, str]:
     """The one function that may stand for ``name``, or None and why not."""
@@ -95,8 +119,6 @@ def _alias(
             f"the tests call {name!r}, which the candidate's module defines, but the candidate"
             f" is not it: it defines {defines}"
         )
-    if len(parts) > 1:
-        return None, f"the tests call {name!r}; the candidate is the method {'.'.join(parts)}"
     choices = [f for f in plausible_functions(code) if f in functions]
     if len(choices) != 1:
         return None, f"the tests call {name!r}; the candidate defines {defines}"

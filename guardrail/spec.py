@@ -28,6 +28,7 @@ from guardrail.textfiles import read_text
 __all__ = ["MAX_SPEC_BYTES", "Spec", "infer_entry_point", "spec_size_problem"]
 
 MAX_SPEC_BYTES = MAX_PARSE_BYTES  # the most the host parses at once
+DOCTEST_RUNNER = "__doctest_example__"  # the judge's doctest example runner, never an entry point
 
 
 class Spec(BaseModel):
@@ -152,7 +153,8 @@ def infer_entry_point(tests: Iterable[str], setup: str = "") -> str:
     """The first called name in ``tests`` that is not a builtin nor bound by ``setup`` or the tests.
 
     When the tests call nothing unbound, the first unbound name they pass to a call
-    (``map(is_prime, xs)``).
+    (``map(is_prime, xs)``). Doctest tests (``__doctest_example__(source, ...)``) are read by
+    their example sources: ``>>> p = peekable([1])`` gives ``peekable``.
     """
     import builtins
 
@@ -173,6 +175,10 @@ def infer_entry_point(tests: Iterable[str], setup: str = "") -> str:
             trees.append(parse(test))
         except SyntaxError as exc:
             raise SpecError(f"test {number} does not parse{at_line(exc)}: {exc.msg}") from None
+    # A doctest example's source is a string the test hands to the judge's runner: what the
+    # example calls is what the tests call, never the runner itself.
+    trees = [each for tree in trees for each in (tree, *_example_trees(tree))]
+    bound.add(DOCTEST_RUNNER)
     nodes = [node for tree in trees for node in sorted(ast.walk(tree), key=_position)]
     # Names the tests bind themselves (``xs = [3, 1]``) are not the function under test.
     bound |= {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
@@ -191,6 +197,19 @@ def infer_entry_point(tests: Iterable[str], setup: str = "") -> str:
     raise SpecError(
         "cannot tell which function the tests call; name it (--entry-point, or entry_point=)"
     )
+
+
+def _example_trees(tree: ast.Module) -> list[ast.Module]:
+    # Imported here: guardrail.sandbox imports this module (its Job carries a Spec).
+    from guardrail.sandbox.runner.doctesting import example_sources
+
+    found = []
+    for source in example_sources(tree):
+        try:
+            found.append(parse(source))
+        except SyntaxError:
+            continue  # the example fails in the judge, as doctest fails it
+    return found
 
 
 def _position(node: ast.AST) -> tuple[int, int]:

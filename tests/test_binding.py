@@ -157,3 +157,67 @@ def test_binding_for_real_the_alias_comes_from_the_host_plan(gate: Gate) -> None
         spec("assert limit(5, 0, 3) == 3", "assert limit(-1, 0, 3) == 0", entry_point="limit"),
     )
     assert (again.cached, again.alias) == (True, "clamp")  # the cache keeps the host's alias
+
+
+PEEKABLE = (
+    "class peekable:\n"
+    "    def peek(self):\n        return 0\n"
+    "    def prepend(self, *items):\n        pass\n"
+    "    def __len__(self):\n        return 0\n"
+    "    def _calc_top(self):\n        return 0\n"
+    "    top = property(_calc_top)\n"
+    "def make(xs):\n    return peekable(xs)\n"
+    "def first(xs):\n    return xs[0]\n"
+)
+PEEK = "def peek(self):\n    return self._cache[0]\n"
+
+
+@pytest.mark.parametrize(
+    ("qualified_name", "tests", "entry_point"),
+    [
+        ("peekable.peek", ["assert peekable([1]).peek() == 1"], "peekable"),
+        ("peekable.peek", ["assert make([1]).peek() == 1"], "make"),  # a module factory
+        (
+            "peekable.peek",
+            ["__doctest_example__('p = make([1])')", "__doctest_example__('p.peek()', '1')"],
+            "make",
+        ),
+        ("peekable.__len__", ["assert len(peekable([1])) == 1"], "peekable"),
+        ("peekable.__init__", ["assert list(peekable([1])) == [1]"], "peekable"),
+        ("peekable._calc_top", ["assert peekable([1]).top == 1"], "peekable"),  # class alias
+    ],
+)
+def test_a_method_binds_the_name_its_tests_reach_it_by(
+    qualified_name: str, tests: list[str], entry_point: str
+) -> None:
+    plan = plan_binding(
+        PEEK,
+        spec(*tests, entry_point=entry_point),
+        qualified_name=qualified_name,
+        module_source=PEEKABLE,
+    )
+    assert (plan.bind, plan.alias) == ({entry_point: entry_point}, None)
+
+
+@pytest.mark.parametrize(
+    ("qualified_name", "tests", "entry_point", "why"),
+    [  # the tests pass on the module whatever the method says: never verified through them
+        ("peekable.prepend", ["assert peekable([1]).peek() == 1"], "peekable", "never reach"),
+        ("peekable.peek", ["assert first([1]) == 1"], "first", "never reach"),
+        ("peekable.__len__", ["assert len([1]) == 1", "assert first([1])"], "first", "never"),
+        ("peekable.__reduce__", ["assert peekable([1])"], "peekable", "never reach"),
+        ("peekable.peek", ["assert other([1]).peek() == 1"], "other", "does not define"),
+    ],
+)
+def test_a_method_is_refused_when_its_tests_do_not_reach_it(
+    qualified_name: str, tests: list[str], entry_point: str, why: str
+) -> None:
+    plan = plan_binding(
+        PEEK,
+        spec(*tests, entry_point=entry_point),
+        qualified_name=qualified_name,
+        module_source=PEEKABLE,
+    )
+    assert plan.bind is None
+    assert why in plan.refusal
+    assert qualified_name in plan.refusal or "'other'" in plan.refusal

@@ -327,3 +327,77 @@ def test_a_module_that_rebinds_the_name_later_is_missing_context(gate: Gate, tre
     (verdict,) = gate.verify([wrong], spec, metadata=[meta(tree, "ctxpkg/rebound.py", "f")])
     assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.MISSING_CONTEXT)
     assert "rebound" in verdict.message
+
+
+TALLY = '''
+from .constants import FACTOR
+
+
+class Tally:
+    """Counts things."""
+
+    def __init__(self, items):
+        self.items = list(items)
+
+    def total(self):
+        """The items' sum, scaled by the package's factor.
+
+        >>> t = make_tally([1, 2])
+        >>> t.total() == 3 * FACTOR
+        True
+        """
+        return sum(self.items) * FACTOR
+
+    def __len__(self):
+        """
+        >>> len(Tally([1, 2, 3]))
+        3
+        """
+        return len(self.items)
+
+    def unused(self):
+        """Never reached by its own example.
+
+        >>> Tally([1]).items
+        [1]
+        """
+        return None
+
+
+def make_tally(items):
+    return Tally(items)
+'''
+
+
+@pytest.mark.docker
+def test_a_method_with_doctests_verifies_in_its_class_and_its_mutant_fails(
+    gate: Gate, tree: Path
+) -> None:
+    from guardrail.index.snippet import decode_metadata
+    from guardrail.index.splitter import split_python_file
+    from guardrail.sources import resolve
+
+    (tree / "ctxpkg" / "tally.py").write_text(TALLY)
+    snippets = {s.qualified_name: s for s in split_python_file(tree / "ctxpkg" / "tally.py")}
+    assert snippets["Tally.unused"].tests == []  # its example never reaches it
+    total, length = snippets["Tally.total"], snippets["Tally.__len__"]
+    assert (total.entry_point, length.entry_point) == ("make_tally", "Tally")
+    codes = [
+        total.code,
+        total.code.replace("sum(self.items)", "max(self.items)"),
+        length.code,
+        length.code.replace("len(self.items)", "len(self.items) - 1"),
+    ]
+    owners = [total, total, length, length]
+    candidates = [
+        Candidate(code=code, metadata=decode_metadata(s.to_metadata()))
+        for code, s in zip(codes, owners, strict=True)
+    ]
+    specs = [resolve(c).spec for c in candidates]
+    verdicts = gate.verify(codes, specs, metadata=[c.metadata for c in candidates])
+    assert [v.status for v in verdicts] == [
+        Status.VERIFIED,
+        Status.FAILED,
+        Status.VERIFIED,
+        Status.FAILED,
+    ], [v.message for v in verdicts]

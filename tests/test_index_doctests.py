@@ -20,6 +20,7 @@ import pytest
 
 from guardrail.gate import Gate
 from guardrail.index import doctest_tests, split_tree
+from guardrail.index.snippet import decode_metadata
 from guardrail.sandbox.runner.doctesting import (
     doctest_example,
 )
@@ -334,14 +335,15 @@ def test_every_extracted_doctest_verifies_its_own_function(gate: Gate) -> None:
     a value that cannot cross (a ``datetime.date``) leaves its function unverifiable, not failed."""
     snippets = [s for s in split_tree(CODEBASE).snippets if s.tests]
     specs = [Spec.build(s.tests, s.entry_point, s.setup) for s in snippets]
-    verdicts = gate.verify([s.code for s in snippets], specs)
+    metadata = [decode_metadata(s.to_metadata()) for s in snippets]  # each in its module
+    verdicts = gate.verify([s.code for s in snippets], specs, metadata=metadata)
     failures = {
         s.qualified_name: (v.status, v.reason)
         for s, v in zip(snippets, verdicts, strict=True)
         if v.status is not Status.VERIFIED
     }
     assert failures == {"parse_iso_date": (Status.UNVERIFIABLE, "unserialisable")}
-    assert sum(len(v.tests) for v in verdicts) == 28
+    assert sum(len(v.tests) for v in verdicts) == 29  # Rect.area, judged in its class
 
 
 SPLIT_WORDS = '''

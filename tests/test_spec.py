@@ -120,3 +120,14 @@ def test_json_tests_nested_past_the_decoder_are_a_spec_error(tmp_path: Path) -> 
     tests.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(SpecError, match=r"tests\.json: not valid JSON: nested too deeply"):
         Spec.from_file(tests)
+
+
+def test_doctest_tests_infer_what_their_examples_call_never_the_runner() -> None:
+    tests = [
+        "__doctest_example__('p = peekable([1, 2])')",
+        "__doctest_example__('p.peek()', '1')",
+    ]
+    assert infer_entry_point(tests) == "peekable"
+    assert Spec.from_tests(tests).entry_point == "peekable"
+    with pytest.raises(SpecError, match="cannot tell"):  # the examples call nothing unbound
+        infer_entry_point(["__doctest_example__('x = [1]')", "__doctest_example__('len(x)')"])

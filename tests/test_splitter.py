@@ -130,13 +130,48 @@ def test_module_imports_the_function_uses_are_prepended_trimmed(
     assert by_name["conditional"].code == "def conditional():\n    return 1\n"
 
 
-def test_function_doctests_become_tests_but_method_doctests_do_not(
-    by_name: dict[str, Snippet],
-) -> None:
+def test_function_and_method_doctests_become_tests(by_name: dict[str, Snippet]) -> None:
     assert by_name["plain"].tests == ["__doctest_example__('plain(1)', '3')"]
     assert by_name["plain"].extra == {"tests_source": "doctest"}
-    assert by_name["Outer.decorated"].tests == []
-    assert by_name["Outer.decorated"].extra == {}
+    method = by_name["Outer.decorated"]  # judged in its class: the tests call the class
+    assert method.tests == ["__doctest_example__('Outer.decorated(\"a b\")', \"['a', 'b']\")"]
+    assert (method.entry_point, method.extra) == ("Outer", {"tests_source": "doctest"})
+
+
+BOX = '''
+class Box:
+    def size(self):
+        """>>> Box().other()
+        1
+        """
+
+    def __len__(self):
+        """>>> len(Box())
+        0
+        """
+
+    def __reduce__(self):
+        """>>> Box()
+        <Box>
+        """
+
+    def _calc_n(self):
+        """>>> Box().n
+        0
+        """
+
+    n = property(_calc_n)
+'''
+
+
+def test_a_method_gets_tests_only_when_its_examples_reach_it() -> None:
+    by_name = {s.qualified_name: s for s in split_python_source(BOX, "box.py")}
+    assert by_name["Box.size"].tests == []  # only another method is called
+    assert by_name["Box.size"].entry_point == "size"
+    assert by_name["Box.__len__"].tests == ["__doctest_example__('len(Box())', '0')"]
+    assert by_name["Box.__len__"].entry_point == "Box"
+    assert by_name["Box.__reduce__"].tests == []  # no syntax of the tests runs it
+    assert by_name["Box._calc_n"].tests == ["__doctest_example__('Box().n', '0')"]  # its alias
 
 
 def test_syntax_error_names_file_and_line() -> None:
@@ -208,7 +243,8 @@ def test_sample_codebase_splits_completely() -> None:
         "chunked",
         "rect_area",
         "parse_iso_date",
-    }  # not mean (+SKIP), nor Rect.area (a method)
+        "Rect.area",  # a method: judged in its class
+    }  # not mean (+SKIP)
 
 
 def test_line_numbers_follow_python_not_str_splitlines() -> None:

@@ -18,8 +18,9 @@ read a name only a skipped example bound. Output no run can match (a memory addr
 strings, whose order changes with every process) is not compared, but the example still runs:
 later examples may need what it binds. A docstring that sets process state (a random seed, the
 environment, the working directory) is skipped whole: the judge's process is not the candidate's.
-So is one none of whose examples exercises the function: at least one must call it (for a
-method: it, or its class), or ``callable(f)`` would pass for any code. Names the examples read
+So is one none of whose examples exercises the function: at least one must call it (a method:
+reach it, `guardrail.reach`: ``p.peek()``, the class called for ``__init__``), or ``callable(f)``
+would pass for any code. Names the examples read
 from the function's module (its helpers) are the judge's to resolve.
 """
 
@@ -32,6 +33,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from guardrail.reach import method_reached
 from guardrail.sandbox.runner.doctesting import FLAGS
 
 __all__ = ["REASONS", "DoctestTests", "doctest_tests"]
@@ -71,18 +73,22 @@ class DoctestTests:
 
 
 def doctest_tests(
-    docstring: str, entry_point: str, qualified_name: str | None = None
+    docstring: str,
+    entry_point: str,
+    qualified_name: str | None = None,
+    module: ast.Module | None = None,
 ) -> DoctestTests:
     """The doctest examples of ``entry_point``'s docstring as tests, in order.
 
-    ``qualified_name`` (``peekable.peek``) marks a method: calling its class exercises it too.
+    ``qualified_name`` (``peekable.peek``) marks a method: its examples must reach it
+    (`guardrail.reach`, reading its ``module``'s tree when given).
     """
     try:
         examples = doctest.DocTestParser().get_examples(docstring)
     except ValueError:  # inconsistent indentation and the like: not a doctest we can read
         return DoctestTests()
     owner, _, _ = (qualified_name or entry_point).rpartition(".")
-    state = _State(entry_point, owner)
+    state = _State(entry_point, owner, (qualified_name or "") if owner else "", module)
     for example in examples:
         state.take(example)
     kept = len(state.tests) + len(state.setup)
@@ -96,9 +102,14 @@ def doctest_tests(
 
 
 class _State:
-    def __init__(self, entry_point: str, owner: str) -> None:
+    def __init__(
+        self, entry_point: str, owner: str, method: str, module: ast.Module | None
+    ) -> None:
         self.entry_point = entry_point
         self.owner = owner
+        self.method = method  # ``peekable.peek`` for a method, else ""
+        self.trees: list[ast.Module] = []  # the examples so far (a method is reached across them)
+        self.module = module
         self.imported: set[str] = set()
         self.unavailable: set[str] = set()  # names only skipped examples bind
         self.setup: list[str] = []
@@ -164,29 +175,32 @@ class _State:
         return bool(_module_dunders(tree))  # __file__, __name__: the judge's are not the module's
 
     def _calls(self, tree: ast.Module) -> bool:
-        """Whether the example runs the function: calls it (or its class, for a method),
-        decorates with it or hands it to a call; ``callable(f)`` or ``f.__name__`` run nothing."""
+        """Whether the example runs the function: calls it, decorates with it or hands it to a
+        call (``callable(f)`` or ``f.__name__`` run nothing); a method: the examples so far reach
+        it (`guardrail.reach`: ``p.peek()``, the class called for ``__init__``...)."""
+        if self.method:
+            self.trees.append(tree)
+            return method_reached(self.trees, self.method, self.module)
         return any(self._runs(node) for node in ast.walk(tree))
 
     def _runs(self, node: ast.AST) -> bool:
-        targets = {self.entry_point, self.owner} - {""}
+        name = self.entry_point
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            return any(isinstance(d, ast.Name) and d.id in targets for d in node.decorator_list)
+            return any(isinstance(d, ast.Name) and d.id == name for d in node.decorator_list)
         if not isinstance(node, ast.Call):
             return False
         func = node.func
-        if isinstance(func, ast.Name) and func.id in targets:
+        if isinstance(func, ast.Name) and func.id == name:
             return True
-        if (  # a method on an instance, or `module.function(...)`
+        if (  # `module.function(...)`
             isinstance(func, ast.Attribute)
-            and func.attr == self.entry_point
-            and (
-                self.owner or (isinstance(func.value, ast.Name) and func.value.id in self.imported)
-            )
+            and func.attr == name
+            and isinstance(func.value, ast.Name)
+            and func.value.id in self.imported
         ):
             return True
         return _called_name(node) not in _PASSING_ONLY and any(  # map(f, xs), key=f
-            isinstance(arg, ast.Name) and arg.id in targets
+            isinstance(arg, ast.Name) and arg.id == name
             for arg in [*node.args, *(k.value for k in node.keywords)]
         )
 

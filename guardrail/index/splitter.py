@@ -9,9 +9,11 @@ A snippet's code is the function's source, dedented, preceded by the module-leve
 records where it lives (``file`` relative to ``root``, ``module``; `guardrail.context`): the gate
 judges it inside that module, so helpers, constants and relative imports resolve as in the package.
 
-Doctest examples in a function's docstring become the snippet's tests (see
-`guardrail.index.doctests`). Methods get no tests: their examples need an instance of the class,
-which a method's snippet does not contain, so they cannot run on their own.
+Doctest examples in a function's or method's docstring become the snippet's tests (see
+`guardrail.index.doctests`). A method is judged in its class, in its module: its examples build
+an instance (``>>> p = peekable([1, 2])``) and must reach the method (``p.peek()``, see
+`guardrail.reach`), else it gets no tests. A method snippet's entry point is what its examples
+call first (the class, or a module factory); one without tests keeps its own name.
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from guardrail.context import context_metadata
-from guardrail.errors import InputError
-from guardrail.index.doctests import doctest_tests
+from guardrail.errors import InputError, SpecError
+from guardrail.index.doctests import DoctestTests, doctest_tests
 from guardrail.index.errors import SourceFileError
 from guardrail.index.paths import PathFilter
 from guardrail.index.snippet import Snippet
+from guardrail.spec import infer_entry_point
 
 __all__ = [
     "SKIPPED_DIRECTORIES",
@@ -110,10 +113,9 @@ def split_python_source(
     # Python breaks lines only at \n, \r\n and \r; str.splitlines also breaks at form feeds and
     # other separators, which would shift every later line number.
     lines = _LINE_BREAK.split(source)
-    imports = _module_imports(tree)
     snippets: dict[str, Snippet] = {}
     for node, qualified_name, in_class in _functions(tree.body, prefix="", in_class=False):
-        snippet = _snippet(node, qualified_name, lines, imports, file=file, in_class=in_class)
+        snippet = _snippet(node, qualified_name, lines, tree, file=file, in_class=in_class)
         if module or root:
             snippet = snippet.model_copy(update={"module": module, "root": root})
         # The same definition twice (if/else branches) is one snippet: the first one stays.
@@ -232,7 +234,7 @@ def _snippet(
     node: _Function,
     qualified_name: str,
     lines: list[str],
-    imports: list[ast.Import | ast.ImportFrom],
+    module: ast.Module,
     *,
     file: str,
     in_class: bool,
@@ -241,13 +243,14 @@ def _snippet(
     end = node.end_lineno or node.lineno
     indent = lines[start - 1][: len(lines[start - 1]) - len(lines[start - 1].lstrip())]
     body = "\n".join(line.removeprefix(indent) for line in lines[start - 1 : end])
-    needed = _imports_used(node, imports)
+    needed = _imports_used(node, _module_imports(module))
     code = "\n".join([*needed, "", "", body]) if needed else body
     docstring = ast.get_docstring(node) or ""
-    found = doctest_tests(docstring, node.name) if docstring and not in_class else None
+    method = qualified_name if in_class else None
+    found = doctest_tests(docstring, node.name, method, module) if docstring else None
     return Snippet(
         code=code + "\n",
-        entry_point=node.name,
+        entry_point=_entry_point(node.name, method, found),
         qualified_name=qualified_name,
         file=file,
         start_line=start,
@@ -258,6 +261,17 @@ def _snippet(
         setup=found.setup if found and found.tests else "",
         extra={"tests_source": "doctest"} if found and found.tests else {},
     )
+
+
+def _entry_point(name: str, method: str | None, found: DoctestTests | None) -> str:
+    """What the stored tests call: the function; for a method with tests, what its examples
+    call first (its class, ``peekable``, or a module factory), else its outermost class."""
+    if method is None or not (found and found.tests):
+        return name
+    try:
+        return infer_entry_point(found.tests, found.setup)
+    except SpecError:  # the examples call only names they bind: they reach it through the class
+        return method.split(".")[0]
 
 
 def _signature(node: _Function) -> str:

@@ -1,0 +1,216 @@
+"""Whether tests reach a method, read from their text (never run), on the host.
+
+A method is judged in its class, so the tests call the class (or a module factory) and reach the
+method through an instance; tests that never reach it would verify it whatever its text says. A
+method counts as reached when some test (or some doctest example a ``__doctest_example__`` test
+carries) names it or uses the syntax that runs it:
+
+* an ordinary method (or property, static or class method): an attribute of that name is read
+  (``p.peek()``, ``omd.inverted()``, ``url.qp``, ``FilePerms.from_int(0o644)``);
+* ``__init__`` / ``__new__``: the class is called (``peekable([1, 2])``);
+* ``__call__``: something the tests made is called (``c = curry(f)`` then ``c(1)``, or
+  ``curry(f)(1)``);
+* a protocol method (``__iter__``, ``__len__``, ``__repr__``, ``__getitem__``, ``__eq__``,
+  ``__enter__``...): the class is called and the protocol is used (``list(x)``/``for``,
+  ``len(x)``, ``repr(x)``/``print(x)``/a bare expression in a doctest example, ``x[k]``,
+  ``x == y``, ``with x``...). The text cannot tell that the protocol is used on the class's
+  instance; the class being called in the same tests is as close as it gets.
+* any other dunder (``__reduce__``, ``__del__``, ``__get__``, ``__set_name__``...): never.
+
+Given the method's module (the index and the binding both give it), an attribute the class body
+binds to the method (``qp = query_params``, ``count = _StatsProperty('count', _calc_count)``)
+reaches it too, and so does a call to a top-level function of the module that reaches it (its
+body read the same way, at any depth of such calls). Reached is necessary, not sufficient: the
+tests still have to pass on the candidate's class, and a mutant its doctests catch in-process is
+caught the same way here.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+
+from guardrail.sandbox.runner.doctesting import example_sources
+
+__all__ = ["method_reached", "test_trees"]
+
+_ITERATING = frozenset(
+    {"iter", "list", "tuple", "set", "frozenset", "sorted", "dict", "enumerate", "zip", "map",
+     "filter", "sum", "min", "max", "any", "all"}
+)  # fmt: skip
+_CALLS = {
+    "__iter__": _ITERATING,
+    "__next__": _ITERATING | {"next"},
+    "__len__": frozenset({"len", "bool"}),
+    "__repr__": frozenset({"repr", "print", "str", "format"}),
+    "__str__": frozenset({"str", "print", "format"}),
+    "__hash__": frozenset({"hash"}),
+    "__bool__": frozenset({"bool"}),
+    "__reversed__": frozenset({"reversed"}),
+    "__abs__": frozenset({"abs"}),
+    "__round__": frozenset({"round"}),
+    "__format__": frozenset({"format"}),
+    "__int__": frozenset({"int"}),
+    "__float__": frozenset({"float"}),
+    "__index__": frozenset({"bin", "hex", "oct"}),
+}
+_COMPARISONS = {
+    "__eq__": (ast.Eq, ast.NotEq),
+    "__ne__": (ast.NotEq,),
+    "__lt__": (ast.Lt, ast.Gt),
+    "__le__": (ast.LtE, ast.GtE),
+    "__gt__": (ast.Gt, ast.Lt),
+    "__ge__": (ast.GtE, ast.LtE),
+    "__contains__": (ast.In, ast.NotIn),
+}
+_OPERATORS = {
+    "__add__": ast.Add, "__sub__": ast.Sub, "__mul__": ast.Mult, "__truediv__": ast.Div,
+    "__floordiv__": ast.FloorDiv, "__mod__": ast.Mod, "__pow__": ast.Pow, "__and__": ast.BitAnd,
+    "__or__": ast.BitOr, "__xor__": ast.BitXor, "__lshift__": ast.LShift,
+    "__rshift__": ast.RShift, "__matmul__": ast.MatMult,
+}  # fmt: skip
+_SUBSCRIPTS = {"__getitem__": ast.Load, "__setitem__": ast.Store, "__delitem__": ast.Del}
+
+
+def test_trees(texts: Iterable[str]) -> list[ast.Module]:
+    """The parsed tests, then the doctest example sources each carries (those that parse)."""
+    trees: list[ast.Module] = []
+    for text in texts:
+        tree = ast.parse(text)
+        trees.append(tree)
+        for source in example_sources(tree):
+            try:
+                trees.append(ast.parse(source))
+            except (SyntaxError, ValueError):
+                continue  # the example fails in the judge as doctest fails it
+    return trees
+
+
+def method_reached(
+    trees: list[ast.Module], qualified_name: str, module: ast.Module | None = None
+) -> bool:
+    """Whether the tests (`test_trees`) reach the method ``qualified_name`` (``Class.method``),
+    themselves or by calling a top-level function of ``module`` (the method's module) that
+    reaches it (``box_area(2, 3)`` whose body calls ``Box(w, h).area()``), at any depth."""
+    aliases = _class_aliases(module, qualified_name) if module is not None else set()
+    if _reached(trees, qualified_name, aliases):
+        return True
+    through = set() if module is None else _functions_reaching(module, qualified_name, aliases)
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in through
+        for tree in trees
+        for node in ast.walk(tree)
+    )
+
+
+def _class_aliases(module: ast.Module, qualified_name: str) -> set[str]:
+    """Names the method's class body binds to an expression naming it: ``qp = query_params``,
+    ``count = _StatsProperty('count', _calc_count)``; their attributes reach it too."""
+    *classes, method = qualified_name.split(".")
+    body: list[ast.stmt] = module.body
+    for name in classes:
+        found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == name]
+        if not found:
+            return set()
+        body = found[0].body
+    return {
+        target.id
+        for node in body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(n, ast.Name) and n.id == method for n in ast.walk(node.value))
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+
+def _functions_reaching(module: ast.Module, qualified_name: str, aliases: set[str]) -> set[str]:
+    functions = {
+        node.name: ast.Module(body=[node], type_ignores=[])
+        for node in module.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    reaching = {n for n, body in functions.items() if _reached([body], qualified_name, aliases)}
+    while True:  # a function calling one that reaches it reaches it too
+        more = {
+            name
+            for name, body in functions.items()
+            if name not in reaching
+            and any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in reaching
+                for n in ast.walk(body)
+            )
+        }
+        if not more:
+            return reaching
+        reaching |= more
+
+
+def _reached(trees: list[ast.Module], qualified_name: str, aliases: set[str]) -> bool:
+    *classes, method = qualified_name.split(".")
+    if not classes:
+        return False
+    owner = classes[-1]
+    nodes = [node for tree in trees for node in ast.walk(tree)]
+    is_dunder = method.startswith("__") and method.endswith("__")
+    if not is_dunder:
+        names = {method, *aliases}
+        return any(isinstance(n, ast.Attribute) and n.attr in names for n in nodes)
+    instantiated = any(isinstance(n, ast.Call) and _name_of(n.func) == owner for n in nodes)
+    if method in ("__init__", "__new__"):
+        return instantiated
+    if method == "__call__":
+        made = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        return any(
+            isinstance(n, ast.Call)
+            and (isinstance(n.func, ast.Call) or _name_of(n.func) in made - {owner})
+            for n in nodes
+        )
+    return instantiated and any(_uses_protocol(n, method) for n in nodes)
+
+
+def _uses_protocol(node: ast.AST, method: str) -> bool:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id in _CALLS.get(method, ())
+    if isinstance(node, ast.Compare):
+        return any(isinstance(op, _COMPARISONS.get(method, ())) for op in node.ops)
+    if isinstance(node, ast.Subscript):
+        return method in _SUBSCRIPTS and isinstance(node.ctx, _SUBSCRIPTS[method])
+    if isinstance(node, ast.BinOp | ast.AugAssign):
+        reflected = "__" + method[3:] if method[2:3] in ("r", "i") else method  # __radd__
+        operator = _OPERATORS.get(method) or _OPERATORS.get(reflected)
+        return operator is not None and isinstance(node.op, operator)
+    syntax = _SYNTAX.get(method)
+    return syntax is not None and syntax(node)
+
+
+def _shows_a_value(node: ast.AST) -> bool:
+    """A doctest example that is a bare expression: doctest shows its repr."""
+    return isinstance(node, ast.Module) and any(isinstance(s, ast.Expr) for s in node.body)
+
+
+def _tests_truth(node: ast.AST) -> bool:
+    return isinstance(node, ast.If | ast.While | ast.IfExp | ast.BoolOp | ast.Assert) or (
+        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+    )
+
+
+def _iterates(node: ast.AST) -> bool:
+    return isinstance(node, ast.For | ast.comprehension | ast.Starred)
+
+
+_SYNTAX: dict[str, Callable[[ast.AST], bool]] = {
+    "__iter__": _iterates,
+    "__next__": _iterates,
+    "__repr__": _shows_a_value,
+    "__str__": lambda node: isinstance(node, ast.JoinedStr),
+    "__bool__": _tests_truth,
+    "__len__": _tests_truth,
+    "__enter__": lambda node: isinstance(node, ast.With),
+    "__exit__": lambda node: isinstance(node, ast.With),
+}
+
+
+def _name_of(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
