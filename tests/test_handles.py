@@ -67,6 +67,12 @@ COPIED = (
     "    return next(counter)\n\ndef take(n, it):\n    return list(islice(it, n))\n\n"
     "def lazy(it):\n    for x in it:\n        yield x * 10\n"
 )
+REGISTRY = (
+    "REGISTRY = {'old': 0}\nDEFAULT = ['x']\nTABLE = {'a': [1]}\n\n"
+    "def register(name):\n    REGISTRY[name] = 1\n\n"
+    "def defaults():\n    return DEFAULT\n\ndef fresh():\n    return list(DEFAULT)\n\n"
+    "def add(k):\n    TABLE[k] = [2]\n"
+)
 # name: (tests, honest candidate, wrong twin)
 CASES: dict[str, tuple[list[str], str, str]] = {
     "generator": (
@@ -235,6 +241,22 @@ CASES: dict[str, tuple[list[str], str, str]] = {
         ["assert scale(2) == 2 * FACTOR and FACTOR == 3", "assert DEFAULTS['mode'] == 'fast'"],
         "FACTOR = 3\nDEFAULTS = {'mode': 'fast'}\n\ndef scale(x):\n    return x * FACTOR\n",
         "FACTOR = 3\nDEFAULTS = {'mode': 'slow'}\n\ndef scale(x):\n    return x * 2\n",
+    ),
+    # a mutable global is one object for the test as for the module: kept in step (mirrors)
+    "mutable_module_globals_are_one_object": (
+        [
+            "register('a')\nassert REGISTRY == {'old': 0, 'a': 1}",
+            "r = REGISTRY\nregister('b')\nassert r['b'] == 1 and r is REGISTRY",
+            "assert defaults() is DEFAULT and DEFAULT is DEFAULT and defaults() == ['x']",
+            "assert fresh() is not DEFAULT and fresh() == DEFAULT",
+            "__doctest_example__(\"register('c')\")\n"
+            "__doctest_example__('REGISTRY', \"{'old': 0, 'a': 1, 'b': 1, 'c': 1}\")",
+            "add('b')\nassert TABLE == {'a': [1], 'b': [2]}",
+        ],
+        REGISTRY,
+        REGISTRY.replace("REGISTRY[name] = 1", "REGISTRY[name.upper()] = 1").replace(
+            "return DEFAULT\n", "return list(DEFAULT)\n"
+        ),
     ),
 }
 
@@ -459,6 +481,49 @@ def test_a_copied_iterator_that_diverges_is_unjudgeable_never_failed(gate: Gate,
     (verdict,) = gate.verify([COPIED], Spec.from_tests([test]))
     assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE), verdict
     assert "changed" in verdict.tests[0].detail, verdict
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    ("tests", "detail"),
+    [
+        # the doctest of issue 8: the test clears its copy, the candidate's REGISTRY keeps 'old'
+        (
+            [
+                "__doctest_example__('REGISTRY.clear()')\n"
+                "__doctest_example__(\"register('a')\")\n"
+                "__doctest_example__('REGISTRY', \"{'a': 1}\")"
+            ],
+            "changed its copy of module global REGISTRY",
+        ),
+        # a later test would run on a module state in-process code never has: not judged either
+        (
+            ["REGISTRY.clear()", "register('a')\nassert REGISTRY == {'a': 1}"],
+            "changed its copy of module global REGISTRY",
+        ),
+        (["d = DEFAULT\nd.append('y')\nassert defaults() == ['x', 'y']"], "module global DEFAULT"),
+        # nested items: the test's copy cannot follow the candidate's change exactly
+        (["t = TABLE\nadd('b')\nassert t['b'] == [2]"], "module global TABLE"),
+    ],
+)
+def test_a_mutable_global_the_copy_cannot_follow_is_unjudgeable_never_failed(
+    gate: Gate, tests: list[str], detail: str
+) -> None:
+    wrong = REGISTRY.replace("REGISTRY[name] = 1", "REGISTRY[name.upper()] = 1")
+    spec = Spec.build(tests, "register")
+    verdicts = gate.verify([REGISTRY, wrong.replace("[2]", "[3]")], spec)
+    for verdict in verdicts:
+        assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
+        assert detail in verdict.tests[0].detail, verdict
+
+
+@pytest.mark.docker
+def test_a_mutable_global_too_large_to_keep_in_step_is_unserialisable(gate: Gate) -> None:
+    code = "BIG = list(range(20_000))\n\ndef f():\n    return BIG\n"
+    spec = Spec.build(["assert len(BIG) == 20_000", "assert f()[-1] == 19_999"], "f")
+    (verdict,) = gate.verify([code], spec)
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
+    assert all("exceed 64000 characters" in t.detail for t in verdict.tests), verdict
 
 
 # -- The runner's processes directly: job fields the host does not send yet ----------------------

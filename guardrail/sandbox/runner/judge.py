@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import sys
 from typing import Any
 
@@ -130,7 +131,7 @@ class Judge(Calls):
         cached = self.globals.get(name)
         if cached is not None:
             return cached
-        value = self.operate("get", {"global": name})
+        value = self.global_value(name)
         if isinstance(value, RemoteHandle):
             self.globals[name] = value
         return value
@@ -174,6 +175,9 @@ class Judge(Calls):
         except BaseException as exc:
             outcome.update(outcome=f"ERROR:{safe_name(type(exc).__name__)}")
             outcome["detail"] = message_of(exc, 500)
+        if not self.fault:
+            with contextlib.suppress(Fault):  # recorded in last_fault
+                self.check_kept()  # the test's last change to a copy: nothing would follow it
         # A fault decides the outcome even when the test caught it (``except BaseException``)
         # and went on: what followed rested on something the judge could not judge.
         fault = self._fault_during_test()

@@ -1,0 +1,153 @@
+"""The candidate's mutable module globals the tests read: one copy each in the judge, kept in step.
+
+A global that is plain data crosses as a copy. In-process (a doctest) the test's name and the
+module's are one object: ``REGISTRY.clear(); register('a'); REGISTRY`` and ``f() is DEFAULT``
+depend on it, and a copy taken afresh at each read would fail a correct function. So a global
+holding a mutable container (``codec.MUTABLE``, also inside a tuple) is *kept*: the judge hands
+out one copy per name (``DEFAULT is DEFAULT``), and keeps it in step with the candidate's object:
+
+* the candidate's changes: every frame it sends carries the new state of each kept global that
+  changed since its last frame (``"globals"``), and the judge writes it into its copy in place
+  before it runs anything, so every reference the test holds sees it, as in-process. A copy whose
+  items are containers cannot be written into exactly (inner objects would be new): it is
+  replaced when the test holds no reference to it, else the test is ``unserialisable``. A global
+  rebound by the candidate is dropped (``None``): the next read takes the new object.
+* the test's changes: the judge cannot make the candidate see them (its object is not the
+  test's), so before every request, before every callback's reply and at the end of every test,
+  a copy the test changed is the ``unserialisable`` fault, and a sticky one: from then on the
+  candidate's module state is not what in-process code would have, so no later test can be
+  judged on it either (never ``failed``).
+* a call result that is one of the candidate's globals (``return DEFAULT``) crosses as
+  ``{"global": name, "copy": ...}`` and is the judge's kept copy of that name, so ``f() is
+  DEFAULT`` holds exactly when it would in-process (the candidate's word about which object it
+  returned, as for a returned argument: a lie changes only that answer).
+
+Cost: every frame re-encodes the kept globals on both sides (O(size)), so at most `MAX_KEPT`
+characters of them are kept per job; a mutable global past that, read or returned, is the
+non-sticky ``unserialisable`` fault (a copy that cannot be kept in step could be stale).
+Residual: parts of a kept global passed inside an argument (``f([REGISTRY])``), or passed as the
+argument itself, cross as copies (``d is REGISTRY`` is False in the candidate).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from .codec import Unserialisable, can_write_back, write_back
+from .identity import mutable_parts
+
+MAX_KEPT = 64_000  # characters of JSON, all kept globals of a job together
+
+
+def text_of(encoded: Any) -> str:
+    """An encoded value as canonical JSON text: equal only if equal in type as well as value."""
+    return json.dumps(encoded, separators=(",", ":"))
+
+
+def is_mutable(value: Any) -> bool:
+    """Whether a plain value holds a mutable container (itself, or inside a tuple)."""
+    try:
+        return bool(mutable_parts([value]))
+    except Unserialisable:  # too many containers to walk: treated as mutable, so never copied
+        return True
+
+
+class Kept:
+    """The candidate's side: its globals the judge holds a copy of, with what it last sent."""
+
+    def __init__(self, namespace: dict[str, Any], encode: Callable[[Any], Any]) -> None:
+        self.namespace = namespace
+        self.encode = encode
+        self.sent: dict[str, tuple[Any, str]] = {}  # name -> (its object, its text as sent)
+
+    def keep(self, name: str, value: Any, encoded: Any) -> None:
+        """Keep global ``name`` in step from now on; past `MAX_KEPT`, `Unserialisable`."""
+        text = text_of(encoded)
+        used = sum(len(t) for n, (_, t) in self.sent.items() if n != name)
+        if used + len(text) > MAX_KEPT:
+            raise Unserialisable(
+                f"module global {name[:100]} holds a mutable container and the mutable globals"
+                f" read exceed {MAX_KEPT} characters: a copy that big is not kept in step"
+            )
+        self.sent[name] = (value, text)
+
+    def name_of(self, value: Any) -> str | None:
+        """The name of the global ``value`` is (by identity), for a mutable one; else None."""
+        if not is_mutable(value):
+            return None
+        for name, (kept, _text) in self.sent.items():
+            if kept is value:
+                return name
+        return next((n for n, v in self.namespace.items() if v is value), None)
+
+    def changes(self) -> dict[str, Any] | None:
+        """The kept globals changed since the last frame, ``name -> new state`` (``None``: the
+        name now holds another object, or one that no longer encodes: no longer kept)."""
+        changed: dict[str, Any] = {}
+        for name, (value, text) in list(self.sent.items()):
+            encoded = None
+            if self.namespace.get(name) is value:
+                try:
+                    encoded = self.encode(value)
+                except (Unserialisable, RecursionError):
+                    encoded = None
+            if encoded is None:
+                del self.sent[name]
+                changed[name] = None
+                continue
+            new = text_of(encoded)
+            if new != text:
+                self.sent[name] = (value, new)
+                changed[name] = encoded
+        return changed or None
+
+
+class Copies:
+    """The judge's side: its one copy of each kept global, and the text it had when last in
+    step. ``encode`` is the judge's own encoder (never fails on values it decoded)."""
+
+    def __init__(self, encode: Callable[[Any], Any]) -> None:
+        self.encode = encode
+        self.kept: dict[str, list[Any]] = {}  # name -> [copy, its text when last in step]
+
+    def adopt(self, name: str, value: Any) -> Any:
+        self.kept[name] = [value, text_of(self.encode(value))]
+        return value
+
+    def get(self, name: str) -> Any:
+        entry = self.kept.get(name)
+        return None if entry is None else entry[0]
+
+    def changed_by_test(self) -> str | None:
+        """The name of a copy the test changed (its encoding moved since last in step)."""
+        for name, (copy, text) in self.kept.items():
+            try:
+                now = text_of(self.encode(copy))
+            except (Unserialisable, RecursionError):  # the test put a class or an object in it
+                return name
+            if now != text:
+                return name
+        return None
+
+    def follow(self, name: str, updated: Any) -> bool:
+        """Bring the copy of ``name`` to the candidate's new state; False when that cannot be
+        done exactly (its items are containers and the test holds the copy)."""
+        entry = self.kept.get(name)
+        if entry is None:
+            return True  # not a name the judge keeps (a stale report): nothing to follow
+        if updated is None:
+            del self.kept[name]
+            return True
+        copy = entry[0]
+        if type(updated) is type(copy) and can_write_back(copy) and can_write_back(updated):
+            write_back(copy, updated)
+        else:
+            # Held here (entry), by ``copy`` and by getrefcount's argument: nothing of the test's.
+            if sys.getrefcount(copy) > 3:
+                return False
+            entry[0] = copy = updated
+        entry[1] = text_of(self.encode(copy))
+        return True
