@@ -541,6 +541,8 @@ def _judge_here(code: str, tests: list[str], **job: Any) -> dict[str, Any]:
             os._exit(0)
     candidate_end.close()
     first = {"code": code, "entry_point": job.get("entry_point", "f"), "bind": job.get("bind")}
+    if job.pop("ship", False):  # the candidate loads its module from the context's sources
+        first["context"] = job["context"]
     judge_end.sendall(pack_frame(first))
     full = {"code": code, "tests": tests, "setup": "", "entry_point": "f", **job}
     stdout = sys.stdout
@@ -602,3 +604,30 @@ def test_past_the_handle_cap_a_value_is_unserialisable_never_dropped(gate: Gate)
     (verdict,) = gate.verify([code], spec)
     assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
     assert "handles" in verdict.tests[0].detail, verdict
+
+
+def test_a_context_modules_mutable_global_is_one_object_under_both_names() -> None:
+    """``from reg.core import REGISTRY`` (a doctest's setup) and the lazily read global are the
+    same copy, kept in step with the candidate's module."""
+    source = REGISTRY + "\n\ndef f():\n    return REGISTRY\n"
+
+    def context(text: str) -> dict[str, Any]:
+        return {
+            "module": "reg.core",
+            "modules": {
+                "reg": {"file": "reg/__init__.py", "package": True, "source": ""},
+                "reg.core": {"file": "reg/core.py", "package": False, "source": text},
+            },
+        }
+
+    tests = [
+        "from reg.core import REGISTRY as R\nregister('a')\n"
+        "assert R == {'old': 0, 'a': 1} and R is REGISTRY and f() is R",
+        "import reg.core\nregister('b')\n"
+        "assert reg.core.REGISTRY is REGISTRY and REGISTRY['b'] == 1",
+    ]
+    report = _judge_here(source, tests, context=context(source), entry_point="register", ship=True)
+    assert report["status"] == "verified", report
+    wrong = source.replace("REGISTRY[name] = 1", "REGISTRY[name.upper()] = 1")
+    report = _judge_here(wrong, tests, context=context(wrong), entry_point="register", ship=True)
+    assert report["status"] == "failed", report

@@ -70,6 +70,7 @@ class Calls:
         self.thrown: list[BaseException] = []  # what the test's callbacks raised, by number
         # The tests' one copy of each mutable global of the candidate's, kept in step (mirrors).
         self.kept = Copies(lambda value: encode(value, other=self.mine.reference))
+        self.kept_attributes: dict[Any, str] = {}  # (module handle, attribute) -> kept name
 
     def fail(self, kind: str, detail: str, *, sticky: bool = True) -> NoReturn:
         self.last_fault = (kind, detail[:500])
@@ -211,10 +212,7 @@ class Calls:
         """The candidate's global ``name`` as the tests see it: a mutable one is the judge's
         one copy of it, kept in step (``mirrors``); anything else as it crosses."""
         kept = self.kept.get(name)
-        if kept is not None:
-            return kept
-        value = self.operate("get", {"global": name})
-        return self.kept.adopt(name, value) if is_mutable(value) else value
+        return kept if kept is not None else self.operate("get", {"global": name})
 
     def call(self, target: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call a candidate function or object; arguments it changed in place are written back
@@ -256,7 +254,20 @@ class Calls:
     def operate(self, op: str, target: dict[str, Any], *args: Any) -> Any:
         """One operation on a candidate object (attribute, item, iteration, length...)."""
         request = {"op": op, "target": target, "args": [self.out_value(a) for a in args]}
-        return self._answer(self.exchange(request), iterating=op == "next")
+        # A module's mutable attribute (``from pkg.mod import REGISTRY``) is a kept global too.
+        attribute = (target.get("handle"), args[0]) if op == "getattr" and args else None
+        known = self.kept.get(self.kept_attributes.get(attribute, ""))
+        if known is not None:
+            return known
+        reply = self.exchange(request)
+        value = self._answer(reply, iterating=op == "next")
+        key = reply.get("kept")
+        if type(key) is not str or not is_mutable(value):
+            return value
+        if attribute is not None:
+            self.kept_attributes[attribute] = key
+        known = self.kept.get(key)  # already the tests' (read under its other name): that one
+        return known if known is not None else self.kept.adopt(key, value)
 
     def drain(self, target: dict[str, Any]) -> Any:
         """``__length_hint__`` of a candidate iterator: a consumer that exhausts it anyway

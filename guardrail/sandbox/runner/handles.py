@@ -272,12 +272,24 @@ class Server:
         except BaseException as exc:
             return {"raised": describe_exception(exc)}
         try:
-            encoded = self.out_value(value)
-            if op == "get" and "global" in request["target"] and is_mutable(value):
-                self.kept.keep(str(request["target"]["global"]), value, encoded)
+            reply = {"value": self.out_value(value)}
+            holder = self._holder(op, request["target"], target, args)
+            if holder is not None and is_mutable(value):
+                reply["kept"] = self.kept.keep(*holder, value, reply["value"])
         except Unserialisable as exc:
             return {"unserialisable": str(exc)}
-        return {"value": encoded}
+        return reply
+
+    def _holder(
+        self, op: Any, ref: dict[str, Any], target: Any, args: list[Any]
+    ) -> tuple[dict[str, Any], str] | None:
+        """Where a value the judge read lives, if it is a module global (``mirrors``): the
+        candidate's global, or a module's attribute (``from pkg.mod import REGISTRY``)."""
+        if op == "get" and "global" in ref:
+            return self.namespace, str(ref["global"])
+        if op == "getattr" and isinstance(target, types.ModuleType) and args:
+            return vars(target), str(args[0])
+        return None
 
     def drain(self, target: Any, args: list[Any]) -> dict[str, Any]:
         """Up to ``args[0]`` items of an iterator the judge will exhaust anyway (``list(h)``),
@@ -345,8 +357,10 @@ class Server:
         encoded = self.out_value(result)
         name = self.kept.name_of(result)
         if name is not None:  # one of its module's globals: the judge's copy of it (``mirrors``)
-            self.kept.keep(name, result, encoded)
-            return {"global": name, "copy": encoded}
+            return {
+                "global": self.kept.keep(self.namespace, name, result, encoded),
+                "copy": encoded,
+            }
         return encoded
 
     def callback(self, ident: int, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -4,7 +4,10 @@ A global that is plain data crosses as a copy. In-process (a doctest) the test's
 module's are one object: ``REGISTRY.clear(); register('a'); REGISTRY`` and ``f() is DEFAULT``
 depend on it, and a copy taken afresh at each read would fail a correct function. So a global
 holding a mutable container (``codec.MUTABLE``, also inside a tuple) is *kept*: the judge hands
-out one copy per name (``DEFAULT is DEFAULT``), and keeps it in step with the candidate's object:
+out one copy per name (``DEFAULT is DEFAULT``), and keeps it in step with the candidate's object.
+A shipped module's attribute (``from pkg.mod import REGISTRY``, ``pkg.mod.REGISTRY``) is kept the
+same way, under the global's name when the module is the candidate's own (so both names are one
+copy), else as ``module:attribute``.
 
 * the candidate's changes: every frame it sends carries the new state of each kept global that
   changed since its last frame (``"globals"``), and the judge writes it into its copy in place
@@ -25,8 +28,11 @@ out one copy per name (``DEFAULT is DEFAULT``), and keeps it in step with the ca
 Cost: every frame re-encodes the kept globals on both sides (O(size)), so at most `MAX_KEPT`
 characters of them are kept per job; a mutable global past that, read or returned, is the
 non-sticky ``unserialisable`` fault (a copy that cannot be kept in step could be stale).
-Residual: parts of a kept global passed inside an argument (``f([REGISTRY])``), or passed as the
-argument itself, cross as copies (``d is REGISTRY`` is False in the candidate).
+Residual: a kept copy passed as an argument (``f(REGISTRY)``) crosses as a copy: ``d is
+REGISTRY`` is False in the candidate, and a change the candidate makes to it is written back to the
+test's copy, which the candidate's global then lacks (the fault above). A returned attribute of
+another module, and mutable attributes of candidate objects (``obj.items``), are not kept: they
+cross as copies, as every read of them did before.
 """
 
 from __future__ import annotations
@@ -61,35 +67,38 @@ class Kept:
     def __init__(self, namespace: dict[str, Any], encode: Callable[[Any], Any]) -> None:
         self.namespace = namespace
         self.encode = encode
-        self.sent: dict[str, tuple[Any, str]] = {}  # name -> (its object, its text as sent)
+        # name -> (the dict it lives in, its key there, the object, its text as last sent)
+        self.sent: dict[str, tuple[dict[str, Any], str, Any, str]] = {}
 
-    def keep(self, name: str, value: Any, encoded: Any) -> None:
-        """Keep global ``name`` in step from now on; past `MAX_KEPT`, `Unserialisable`."""
+    def keep(self, holder: dict[str, Any], attribute: str, value: Any, encoded: Any) -> str:
+        """Keep ``holder[attribute]`` in step from now on; its name for the judge (a global's
+        own name, else ``module:attribute``). Past `MAX_KEPT`, `Unserialisable`."""
+        name = attribute
+        if holder is not self.namespace:
+            name = f"{holder.get('__name__')}:{attribute}"
         text = text_of(encoded)
-        used = sum(len(t) for n, (_, t) in self.sent.items() if n != name)
+        used = sum(len(entry[3]) for n, entry in self.sent.items() if n != name)
         if used + len(text) > MAX_KEPT:
             raise Unserialisable(
                 f"module global {name[:100]} holds a mutable container and the mutable globals"
                 f" read exceed {MAX_KEPT} characters: a copy that big is not kept in step"
             )
-        self.sent[name] = (value, text)
+        self.sent[name] = (holder, attribute, value, text)
+        return name
 
     def name_of(self, value: Any) -> str | None:
-        """The name of the global ``value`` is (by identity), for a mutable one; else None."""
+        """The candidate's global name of a mutable ``value`` (by identity); else None."""
         if not is_mutable(value):
             return None
-        for name, (kept, _text) in self.sent.items():
-            if kept is value:
-                return name
         return next((n for n, v in self.namespace.items() if v is value), None)
 
     def changes(self) -> dict[str, Any] | None:
         """The kept globals changed since the last frame, ``name -> new state`` (``None``: the
         name now holds another object, or one that no longer encodes: no longer kept)."""
         changed: dict[str, Any] = {}
-        for name, (value, text) in list(self.sent.items()):
+        for name, (holder, attribute, value, text) in list(self.sent.items()):
             encoded = None
-            if self.namespace.get(name) is value:
+            if holder.get(attribute) is value:
                 try:
                     encoded = self.encode(value)
                 except (Unserialisable, RecursionError):
@@ -100,7 +109,7 @@ class Kept:
                 continue
             new = text_of(encoded)
             if new != text:
-                self.sent[name] = (value, new)
+                self.sent[name] = (holder, attribute, value, new)
                 changed[name] = encoded
         return changed or None
 
