@@ -44,6 +44,12 @@ FAULT_OUTCOMES = {
 # candidate's function (an alias guessed for a spec whose entry point was inferred from doctest
 # calls, or a hostile `__doctest_example__`) would be called to run, and pass, every example.
 _JUDGES_OWN = frozenset({"__name__", "__builtins__", "__doctest_example__"})
+# Why a test after a sticky fault is not run (unserialisable: mirrors, a test changed a copy).
+_NOT_RUN = {
+    "ended": "not run: an earlier test ended the candidate",
+    "unserialisable": "not run: the candidate's module state is no longer what in-process code"
+    " would have (an earlier test changed its copy of a module global)",
+}
 # A refused load (the greeting's type) that says what was missing rather than what was wrong.
 _LOAD_REASONS = {
     "MissingEntryPoint": ("error", "missing_entry_point"),
@@ -159,7 +165,7 @@ class Judge(Calls):
 
     def _run_test(self, test: str, namespace: dict[str, Any]) -> dict[str, Any]:
         if self.fault:
-            return _outcome(test, self.fault, "not run: an earlier test ended the candidate")
+            return _outcome(test, self.fault, _NOT_RUN.get(self.fault, _NOT_RUN["ended"]))
         self.last_fault = None
         outcome = {"test": test, "outcome": "pass", "detail": "", "fault": None}
         try:
