@@ -70,7 +70,8 @@ COPIED = (
 REGISTRY = (
     "REGISTRY = {'old': 0}\nDEFAULT = ['x']\nTABLE = {'a': [1]}\n\n"
     "def register(name):\n    REGISTRY[name] = 1\n\n"
-    "def defaults():\n    return DEFAULT\n\ndef fresh():\n    return list(DEFAULT)\n\n"
+    "def defaults(*more):\n    DEFAULT.extend(more)\n    return DEFAULT\n\n"
+    "def fresh():\n    return list(DEFAULT)\n\n"
     "def add(k):\n    TABLE[k] = [2]\n"
 )
 # name: (tests, honest candidate, wrong twin)
@@ -252,6 +253,13 @@ CASES: dict[str, tuple[list[str], str, str]] = {
             "__doctest_example__(\"register('c')\")\n"
             "__doctest_example__('REGISTRY', \"{'old': 0, 'a': 1, 'b': 1, 'c': 1}\")",
             "add('b')\nassert TABLE == {'a': [1], 'b': [2]}",
+            # the doctest of issue 8: the test's change is made to the candidate's REGISTRY too
+            "__doctest_example__('REGISTRY.clear()')\n"
+            "__doctest_example__(\"register('a')\")\n"
+            "__doctest_example__('REGISTRY', \"{'a': 1}\")",
+            "REGISTRY['z'] = 0\nregister('y')\nassert REGISTRY == {'a': 1, 'z': 0, 'y': 1}",
+            "d = DEFAULT\nd.append('y')\nassert defaults() == ['x', 'y'] and fresh() == d",
+            "assert defaults('z') is DEFAULT and DEFAULT == ['x', 'y', 'z']",
         ],
         REGISTRY,
         REGISTRY.replace("REGISTRY[name] = 1", "REGISTRY[name.upper()] = 1").replace(
@@ -487,21 +495,12 @@ def test_a_copied_iterator_that_diverges_is_unjudgeable_never_failed(gate: Gate,
 @pytest.mark.parametrize(
     ("tests", "detail"),
     [
-        # the doctest of issue 8: the test clears its copy, the candidate's REGISTRY keeps 'old'
-        (
-            [
-                "__doctest_example__('REGISTRY.clear()')\n"
-                "__doctest_example__(\"register('a')\")\n"
-                "__doctest_example__('REGISTRY', \"{'a': 1}\")"
-            ],
-            "changed its copy of module global REGISTRY",
-        ),
+        (["TABLE['a'].append(5)\nadd('c')"], "changed its copy of module global TABLE"),
         # a later test would run on a module state in-process code never has: not judged either
         (
-            ["REGISTRY.clear()", "register('a')\nassert REGISTRY == {'a': 1}"],
-            "changed its copy of module global REGISTRY",
+            ["TABLE['a'].append(5)", "add('c')\nassert TABLE['a'] == [1, 5]"],
+            "changed its copy of module global TABLE",
         ),
-        (["d = DEFAULT\nd.append('y')\nassert defaults() == ['x', 'y']"], "module global DEFAULT"),
         # nested items: the test's copy cannot follow the candidate's change exactly
         (["t = TABLE\nadd('b')\nassert t['b'] == [2]"], "module global TABLE"),
     ],
@@ -512,9 +511,10 @@ def test_a_mutable_global_the_copy_cannot_follow_is_unjudgeable_never_failed(
     wrong = REGISTRY.replace("REGISTRY[name] = 1", "REGISTRY[name.upper()] = 1")
     spec = Spec.build(tests, "register")
     verdicts = gate.verify([REGISTRY, wrong.replace("[2]", "[3]")], spec)
-    for verdict in verdicts:
+    for verdict in verdicts:  # the wrong twin too: nothing here could be judged
         assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
         assert detail in verdict.tests[0].detail, verdict
+        assert all(t.fault is Reason.UNSERIALISABLE for t in verdict.tests), verdict
 
 
 @pytest.mark.docker

@@ -183,14 +183,24 @@ class Calls:
             )
 
     def check_kept(self) -> None:
-        """Fault (sticky) if the test changed its copy of a candidate's global (``mirrors``)."""
+        """The test's changes to its copies of the candidate's globals, made to the candidate's
+        objects in place; one that cannot be is a sticky fault (``mirrors``)."""
         name = self.kept.changed_by_test()
-        if name is not None:
-            self.fail(
-                "unserialisable",
-                f"the test changed its copy of module global {name[:100]}; the candidate's own"
-                " object cannot follow, so no later call can be judged on its module's state",
-            )
+        while name is not None:
+            copy = self.kept.get(name)
+            if not can_write_back(copy):
+                self.fail(
+                    "unserialisable",
+                    f"the test changed its copy of module global {name[:100]}, whose items are"
+                    " containers; the candidate's own object cannot follow exactly, so no later"
+                    " call can be judged on its module's state",
+                )
+            data = self.kept.in_step(name)  # first: the request below checks the copies again
+            reply = self.exchange({"op": "setglobal", "name": name, "value": data})
+            if reply.get("value") is not True:
+                detail = str(reply.get("unserialisable", "refused"))[:300]
+                self.fail("unserialisable", f"the test changed its copy of a global: {detail}")
+            name = self.kept.changed_by_test()
 
     def _follow_globals(self, changed: Any) -> None:
         """The candidate's new state of the globals the judge keeps copies of (``mirrors``)."""
@@ -198,7 +208,6 @@ class Calls:
             return
         if type(changed) is not dict:
             self.fail("protocol_violation", "a malformed report of changed globals")
-        self.check_kept()  # a change of the test's own would be lost under the candidate's
         for name, data in changed.items():
             updated = None if data is None else self.in_value(data)
             if not self.kept.follow(str(name), updated):

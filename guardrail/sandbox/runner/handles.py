@@ -250,6 +250,8 @@ class Server:
         try:
             if op == "import":
                 return {"value": self.out_value(importlib.import_module(str(request["name"])))}
+            if op == "setglobal":  # the test changed its copy of a kept global (``mirrors``)
+                return self.kept.write(str(request["name"]), self.in_value(request["value"]))
             target = self.in_value(request["target"])
             args = [self.in_value(item) for item in request.get("args", [])]
             kwargs = {str(k): self.in_value(v) for k, v in request.get("kwargs", {}).items()}

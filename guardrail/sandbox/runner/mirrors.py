@@ -15,11 +15,12 @@ copy), else as ``module:attribute``.
   items are containers cannot be written into exactly (inner objects would be new): it is
   replaced when the test holds no reference to it, else the test is ``unserialisable``. A global
   rebound by the candidate is dropped (``None``): the next read takes the new object.
-* the test's changes: the judge cannot make the candidate see them (its object is not the
-  test's), so before every request, before every callback's reply and at the end of every test,
-  a copy the test changed is the ``unserialisable`` fault, and a sticky one: from then on the
-  candidate's module state is not what in-process code would have, so no later test can be
-  judged on it either (never ``failed``).
+* the test's changes: before every request, before every callback's reply and at the end of every
+  test, a copy the test changed is written into the candidate's object in place (``setglobal``),
+  as argument write-back does, so the candidate sees what it would in-process. A copy whose items
+  are containers cannot be (the candidate's inner objects would be new ones): that is the
+  ``unserialisable`` fault, and a sticky one, since from then on the candidate's module state is
+  not what in-process code would have, so no later test can be judged on it (never ``failed``).
 * a call result that is one of the candidate's globals (``return DEFAULT``) crosses as
   ``{"global": name, "copy": ...}`` and is the judge's kept copy of that name, so ``f() is
   DEFAULT`` holds exactly when it would in-process (the candidate's word about which object it
@@ -76,6 +77,9 @@ class Kept:
         name = attribute
         if holder is not self.namespace:
             name = f"{holder.get('__name__')}:{attribute}"
+        known = self.sent.get(name)
+        if known is not None and known[2] is value:
+            return name  # its text stays the one last sent: a change made meanwhile is reported
         text = text_of(encoded)
         used = sum(len(entry[3]) for n, entry in self.sent.items() if n != name)
         if used + len(text) > MAX_KEPT:
@@ -113,6 +117,19 @@ class Kept:
                 changed[name] = encoded
         return changed or None
 
+    def write(self, name: str, updated: Any) -> dict[str, Any]:
+        """The test changed its copy of ``name``: the same change, in place, to the object
+        itself (the reply to ``setglobal``); refused when it cannot be copied in exactly."""
+        entry = self.sent.get(name)
+        if entry is None or entry[0].get(entry[1]) is not entry[2]:
+            return {"unserialisable": f"module global {name[:100]} is no longer the one read"}
+        holder, attribute, value, _text = entry
+        if not (type(updated) is type(value) and can_write_back(value)):
+            return {"unserialisable": f"module global {name[:100]} cannot take the change"}
+        write_back(value, updated)
+        self.sent[name] = (holder, attribute, value, text_of(self.encode(value)))
+        return {"value": True}
+
 
 class Copies:
     """The judge's side: its one copy of each kept global, and the text it had when last in
@@ -140,6 +157,13 @@ class Copies:
             if now != text:
                 return name
         return None
+
+    def in_step(self, name: str) -> Any:
+        """The copy of ``name`` as it is now, encoded, taken as the state both sides share."""
+        entry = self.kept[name]
+        data = self.encode(entry[0])
+        entry[1] = text_of(data)
+        return data
 
     def follow(self, name: str, updated: Any) -> bool:
         """Bring the copy of ``name`` to the candidate's new state; False when that cannot be
