@@ -24,6 +24,7 @@ from guardrail.sandbox.docker import DockerSandbox
 from guardrail.sandbox.runner.candidate import candidate_serve
 from guardrail.sandbox.runner.framing import pack_frame
 from guardrail.sandbox.runner.judge import Judge
+from guardrail.sandbox.runner.mirrors import MAX_KEPT
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status
 
@@ -72,7 +73,7 @@ REGISTRY = (
     "def register(name):\n    REGISTRY[name] = 1\n\n"
     "def defaults(*more):\n    DEFAULT.extend(more)\n    return DEFAULT\n\n"
     "def fresh():\n    return list(DEFAULT)\n\n"
-    "def add(k):\n    TABLE[k] = [2]\n"
+    "def add(k):\n    TABLE[k] = [2]\n\ndef fill(d):\n    d['q'] = 1\n"
 )
 # name: (tests, honest candidate, wrong twin)
 CASES: dict[str, tuple[list[str], str, str]] = {
@@ -260,6 +261,9 @@ CASES: dict[str, tuple[list[str], str, str]] = {
             "REGISTRY['z'] = 0\nregister('y')\nassert REGISTRY == {'a': 1, 'z': 0, 'y': 1}",
             "d = DEFAULT\nd.append('y')\nassert defaults() == ['x', 'y'] and fresh() == d",
             "assert defaults('z') is DEFAULT and DEFAULT == ['x', 'y', 'z']",
+            # what a call changed in the copy it was passed reaches the candidate's global too
+            "fill(REGISTRY)\nregister('w')\nassert REGISTRY == {'a': 1, 'z': 0, 'y': 1, 'q': 1,"
+            " 'w': 1}",
         ],
         REGISTRY,
         REGISTRY.replace("REGISTRY[name] = 1", "REGISTRY[name.upper()] = 1").replace(
@@ -523,7 +527,7 @@ def test_a_mutable_global_too_large_to_keep_in_step_is_unserialisable(gate: Gate
     spec = Spec.build(["assert len(BIG) == 20_000", "assert f()[-1] == 19_999"], "f")
     (verdict,) = gate.verify([code], spec)
     assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
-    assert all("exceed 64000 characters" in t.detail for t in verdict.tests), verdict
+    assert all(f"exceed {MAX_KEPT} characters" in t.detail for t in verdict.tests), verdict
 
 
 # -- The runner's processes directly: job fields the host does not send yet ----------------------

@@ -26,12 +26,15 @@ copy), else as ``module:attribute``.
   DEFAULT`` holds exactly when it would in-process (the candidate's word about which object it
   returned, as for a returned argument: a lie changes only that answer).
 
-Cost: every frame re-encodes the kept globals on both sides (O(size)), so at most `MAX_KEPT`
-characters of them are kept per job; a mutable global past that, read or returned, is the
-non-sticky ``unserialisable`` fault (a copy that cannot be kept in step could be stale).
-Residual: a kept copy passed as an argument (``f(REGISTRY)``) crosses as a copy: ``d is
-REGISTRY`` is False in the candidate, and a change the candidate makes to it is written back to the
-test's copy, which the candidate's global then lacks (the fault above). A returned attribute of
+Cost: every frame checks the kept globals on both sides: for a flat container an identity
+comparison of its items (C speed), else (or when an item changed) an encoding, O(size). So at most
+`MAX_KEPT` characters of them are kept per job (at that size a frame costs about 0.3 ms more,
+measured: a 2,000-item ``for`` loop over a generator took 0.8 s instead of 0.3 s); a mutable global
+past that, read or returned, is the non-sticky ``unserialisable`` fault (a copy that cannot be kept
+in step could be stale, and a stale copy could fail a correct function).
+Residual: a kept copy passed as an argument (``f(REGISTRY)``) crosses as a copy, so ``d is
+REGISTRY`` is False in the candidate; the state stays right (what the call changed in its argument
+is written back to the test's copy, then into the candidate's global). A returned attribute of
 another module, and mutable attributes of candidate objects (``obj.items``), are not kept: they
 cross as copies, as every read of them did before.
 """
@@ -39,6 +42,7 @@ cross as copies, as every read of them did before.
 from __future__ import annotations
 
 import json
+import operator
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -46,7 +50,7 @@ from typing import Any
 from .codec import Unserialisable, can_write_back, write_back
 from .identity import mutable_parts
 
-MAX_KEPT = 64_000  # characters of JSON, all kept globals of a job together
+MAX_KEPT = 32_000  # characters of JSON, all kept globals of a job together (cost: see above)
 
 
 def text_of(encoded: Any) -> str:
@@ -62,14 +66,43 @@ def is_mutable(value: Any) -> bool:
         return True
 
 
+class Snapshot:
+    """A kept value as it was: its encoded text and, for a flat container (immutable items),
+    the items themselves, so that "unchanged", the answer at almost every frame, is an identity
+    comparison at C speed rather than an encoding (an item replaced, even by an equal one, or
+    the value grown into a nested one, falls back to comparing the text)."""
+
+    __slots__ = ("items", "text")
+
+    def __init__(self, value: Any, text: str) -> None:
+        self.text = text
+        self.items = _items(value) if can_write_back(value) else None
+
+    def unchanged(self, value: Any) -> bool:
+        """True only if ``value`` certainly holds what it held (False: compare the text)."""
+        if self.items is None:
+            return False
+        now = _items(value)
+        return all(
+            len(a) == len(b) and all(map(operator.is_, a, b))
+            for a, b in zip(now, self.items, strict=True)
+        )
+
+
+def _items(value: Any) -> tuple[list[Any], ...]:
+    if isinstance(value, dict):
+        return list(value), list(value.values())
+    return (list(value),)
+
+
 class Kept:
     """The candidate's side: its globals the judge holds a copy of, with what it last sent."""
 
     def __init__(self, namespace: dict[str, Any], encode: Callable[[Any], Any]) -> None:
         self.namespace = namespace
         self.encode = encode
-        # name -> (the dict it lives in, its key there, the object, its text as last sent)
-        self.sent: dict[str, tuple[dict[str, Any], str, Any, str]] = {}
+        # name -> (the dict it lives in, its key there, the object, what was last sent of it)
+        self.sent: dict[str, tuple[dict[str, Any], str, Any, Snapshot]] = {}
 
     def keep(self, holder: dict[str, Any], attribute: str, value: Any, encoded: Any) -> str:
         """Keep ``holder[attribute]`` in step from now on; its name for the judge (a global's
@@ -81,13 +114,13 @@ class Kept:
         if known is not None and known[2] is value:
             return name  # its text stays the one last sent: a change made meanwhile is reported
         text = text_of(encoded)
-        used = sum(len(entry[3]) for n, entry in self.sent.items() if n != name)
+        used = sum(len(entry[3].text) for n, entry in self.sent.items() if n != name)
         if used + len(text) > MAX_KEPT:
             raise Unserialisable(
                 f"module global {name[:100]} holds a mutable container and the mutable globals"
                 f" read exceed {MAX_KEPT} characters: a copy that big is not kept in step"
             )
-        self.sent[name] = (holder, attribute, value, text)
+        self.sent[name] = (holder, attribute, value, Snapshot(value, text))
         return name
 
     def name_of(self, value: Any) -> str | None:
@@ -100,9 +133,11 @@ class Kept:
         """The kept globals changed since the last frame, ``name -> new state`` (``None``: the
         name now holds another object, or one that no longer encodes: no longer kept)."""
         changed: dict[str, Any] = {}
-        for name, (holder, attribute, value, text) in list(self.sent.items()):
+        for name, (holder, attribute, value, last) in list(self.sent.items()):
             encoded = None
             if holder.get(attribute) is value:
+                if last.unchanged(value):
+                    continue
                 try:
                     encoded = self.encode(value)
                 except (Unserialisable, RecursionError):
@@ -111,9 +146,9 @@ class Kept:
                 del self.sent[name]
                 changed[name] = None
                 continue
-            new = text_of(encoded)
-            if new != text:
-                self.sent[name] = (holder, attribute, value, new)
+            text = text_of(encoded)
+            self.sent[name] = (holder, attribute, value, Snapshot(value, text))
+            if text != last.text:
                 changed[name] = encoded
         return changed or None
 
@@ -123,24 +158,24 @@ class Kept:
         entry = self.sent.get(name)
         if entry is None or entry[0].get(entry[1]) is not entry[2]:
             return {"unserialisable": f"module global {name[:100]} is no longer the one read"}
-        holder, attribute, value, _text = entry
+        holder, attribute, value, _last = entry
         if not (type(updated) is type(value) and can_write_back(value)):
             return {"unserialisable": f"module global {name[:100]} cannot take the change"}
         write_back(value, updated)
-        self.sent[name] = (holder, attribute, value, text_of(self.encode(value)))
+        self.sent[name] = (holder, attribute, value, Snapshot(value, text_of(self.encode(value))))
         return {"value": True}
 
 
 class Copies:
-    """The judge's side: its one copy of each kept global, and the text it had when last in
-    step. ``encode`` is the judge's own encoder (never fails on values it decoded)."""
+    """The judge's side: its one copy of each kept global, and what it was when last in step.
+    ``encode`` is the judge's own encoder (never fails on values it decoded)."""
 
     def __init__(self, encode: Callable[[Any], Any]) -> None:
         self.encode = encode
-        self.kept: dict[str, list[Any]] = {}  # name -> [copy, its text when last in step]
+        self.kept: dict[str, list[Any]] = {}  # name -> [copy, its Snapshot when last in step]
 
     def adopt(self, name: str, value: Any) -> Any:
-        self.kept[name] = [value, text_of(self.encode(value))]
+        self.kept[name] = [value, Snapshot(value, text_of(self.encode(value)))]
         return value
 
     def get(self, name: str) -> Any:
@@ -149,20 +184,24 @@ class Copies:
 
     def changed_by_test(self) -> str | None:
         """The name of a copy the test changed (its encoding moved since last in step)."""
-        for name, (copy, text) in self.kept.items():
+        for name, entry in self.kept.items():
+            copy, last = entry
+            if last.unchanged(copy):
+                continue
             try:
-                now = text_of(self.encode(copy))
+                text = text_of(self.encode(copy))
             except (Unserialisable, RecursionError):  # the test put a class or an object in it
                 return name
-            if now != text:
+            if text != last.text:
                 return name
+            entry[1] = Snapshot(copy, text)  # the same, with other (equal) items: fast again
         return None
 
     def in_step(self, name: str) -> Any:
         """The copy of ``name`` as it is now, encoded, taken as the state both sides share."""
         entry = self.kept[name]
         data = self.encode(entry[0])
-        entry[1] = text_of(data)
+        entry[1] = Snapshot(entry[0], text_of(data))
         return data
 
     def follow(self, name: str, updated: Any) -> bool:
@@ -182,5 +221,5 @@ class Copies:
             if sys.getrefcount(copy) > 3:
                 return False
             entry[0] = copy = updated
-        entry[1] = text_of(self.encode(copy))
+        entry[1] = Snapshot(copy, text_of(self.encode(copy)))
         return True
