@@ -503,10 +503,11 @@ def test_a_copied_iterator_that_diverges_is_unjudgeable_never_failed(gate: Gate,
         # a later test would run on a module state in-process code never has: not judged either
         (
             ["TABLE['a'].append(5)", "add('c')\nassert TABLE['a'] == [1, 5]"],
-            "changed its copy of module global TABLE",
+            "an earlier test changed one the other could not follow",
         ),
         # nested items: the test's copy cannot follow the candidate's change exactly
         (["t = TABLE\nadd('b')\nassert t['b'] == [2]"], "module global TABLE"),
+        (["t = TABLE\nadd('b')", "assert t['b'] == [2]"], "module global TABLE"),
     ],
 )
 def test_a_mutable_global_the_copy_cannot_follow_is_unjudgeable_never_failed(
@@ -517,8 +518,8 @@ def test_a_mutable_global_the_copy_cannot_follow_is_unjudgeable_never_failed(
     verdicts = gate.verify([REGISTRY, wrong.replace("[2]", "[3]")], spec)
     for verdict in verdicts:  # the wrong twin too: nothing here could be judged
         assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
-        assert detail in verdict.tests[0].detail, verdict
-        assert all(t.fault is Reason.UNSERIALISABLE for t in verdict.tests), verdict
+        assert detail in " ".join(t.detail for t in verdict.tests), verdict
+        assert all(t.fault is Reason.UNSERIALISABLE for t in verdict.tests if not t.passed)
 
 
 @pytest.mark.docker

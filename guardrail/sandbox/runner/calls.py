@@ -211,7 +211,10 @@ class Calls:
         for name, data in changed.items():
             updated = None if data is None else self.in_value(data)
             if not self.kept.follow(str(name), updated):
-                self.last_fault = (  # noted: the frame still needs its answer
+                # Noted, not raised (the frame still needs its answer); sticky: the tests'
+                # namespace may keep the stale copy for later tests.
+                self.fault = "unserialisable"
+                self.last_fault = (
                     "unserialisable",
                     f"the candidate changed module global {str(name)[:100]}, whose items are"
                     " containers, while the test holds its copy: the copy cannot follow exactly",
@@ -264,7 +267,7 @@ class Calls:
         """One operation on a candidate object (attribute, item, iteration, length...)."""
         request = {"op": op, "target": target, "args": [self.out_value(a) for a in args]}
         # A module's mutable attribute (``from pkg.mod import REGISTRY``) is a kept global too.
-        attribute = (target.get("handle"), args[0]) if op == "getattr" and args else None
+        attribute = (target["handle"], args[0]) if op == "getattr" and "handle" in target else None
         known = self.kept.get(self.kept_attributes.get(attribute, ""))
         if known is not None:
             return known

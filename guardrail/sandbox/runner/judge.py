@@ -47,8 +47,8 @@ _JUDGES_OWN = frozenset({"__name__", "__builtins__", "__doctest_example__"})
 # Why a test after a sticky fault is not run (unserialisable: mirrors, a test changed a copy).
 _NOT_RUN = {
     "ended": "not run: an earlier test ended the candidate",
-    "unserialisable": "not run: the candidate's module state is no longer what in-process code"
-    " would have (an earlier test changed its copy of a module global)",
+    "unserialisable": "not run: the tests' copy of a module global and the candidate's own no"
+    " longer agree (an earlier test changed one the other could not follow)",
 }
 # A refused load (the greeting's type) that says what was missing rather than what was wrong.
 _LOAD_REASONS = {
@@ -181,9 +181,11 @@ class Judge(Calls):
         except BaseException as exc:
             outcome.update(outcome=f"ERROR:{safe_name(type(exc).__name__)}")
             outcome["detail"] = message_of(exc, 500)
-        if not self.fault:
-            with contextlib.suppress(Fault):  # recorded in last_fault
-                self.check_kept()  # the test's last change to a copy: nothing would follow it
+        if not self.fault:  # the test's last changes to its copies of globals, for later tests
+            judged = self.last_fault
+            with contextlib.suppress(Fault):  # sticky: later tests are not run (``mirrors``)
+                self.check_kept()
+            self.last_fault = judged  # this test's outcome stands: no call saw the copy since
         # A fault decides the outcome even when the test caught it (``except BaseException``)
         # and went on: what followed rested on something the judge could not judge.
         fault = self._fault_during_test()
