@@ -13,14 +13,17 @@ copy), else as ``module:attribute``.
   changed since its last frame (``"globals"``), and the judge writes it into its copy in place
   before it runs anything, so every reference the test holds sees it, as in-process. A copy whose
   items are containers cannot be written into exactly (inner objects would be new): it is
-  replaced when the test holds no reference to it, else the test is ``unserialisable``. A global
-  rebound by the candidate is dropped (``None``): the next read takes the new object.
+  replaced when the test holds no reference to it, else it is the ``unserialisable`` fault, sticky
+  (the tests' shared namespace may keep the stale copy). A global rebound by the candidate is
+  dropped (``None``): the next read takes the new object (a copy the test kept of the old one is
+  no longer followed: residual).
 * the test's changes: before every request, before every callback's reply and at the end of every
   test, a copy the test changed is written into the candidate's object in place (``setglobal``),
   as argument write-back does, so the candidate sees what it would in-process. A copy whose items
   are containers cannot be (the candidate's inner objects would be new ones): that is the
   ``unserialisable`` fault, and a sticky one, since from then on the candidate's module state is
   not what in-process code would have, so no later test can be judged on it (never ``failed``).
+  At the end of a test it only stops later tests: no call of that test saw the copy afterwards.
 * a call result that is one of the candidate's globals (``return DEFAULT``) crosses as
   ``{"global": name, "copy": ...}`` and is the judge's kept copy of that name, so ``f() is
   DEFAULT`` holds exactly when it would in-process (the candidate's word about which object it
