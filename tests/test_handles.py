@@ -24,6 +24,7 @@ from guardrail.sandbox.docker import DockerSandbox
 from guardrail.sandbox.runner.candidate import candidate_serve
 from guardrail.sandbox.runner.framing import pack_frame
 from guardrail.sandbox.runner.judge import Judge
+from guardrail.sandbox.runner.mirrors import MAX_KEPT
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status
 
@@ -66,6 +67,13 @@ COPIED = (
     "def ilen(iterable):\n    counter = count()\n    deque(zip(iterable, counter), maxlen=0)\n"
     "    return next(counter)\n\ndef take(n, it):\n    return list(islice(it, n))\n\n"
     "def lazy(it):\n    for x in it:\n        yield x * 10\n"
+)
+REGISTRY = (
+    "REGISTRY = {'old': 0}\nDEFAULT = ['x']\nTABLE = {'a': [1]}\n\n"
+    "def register(name):\n    REGISTRY[name] = 1\n\n"
+    "def defaults(*more):\n    DEFAULT.extend(more)\n    return DEFAULT\n\n"
+    "def fresh():\n    return list(DEFAULT)\n\n"
+    "def add(k):\n    TABLE[k] = [2]\n\ndef fill(d):\n    d['q'] = 1\n"
 )
 # name: (tests, honest candidate, wrong twin)
 CASES: dict[str, tuple[list[str], str, str]] = {
@@ -235,6 +243,32 @@ CASES: dict[str, tuple[list[str], str, str]] = {
         ["assert scale(2) == 2 * FACTOR and FACTOR == 3", "assert DEFAULTS['mode'] == 'fast'"],
         "FACTOR = 3\nDEFAULTS = {'mode': 'fast'}\n\ndef scale(x):\n    return x * FACTOR\n",
         "FACTOR = 3\nDEFAULTS = {'mode': 'slow'}\n\ndef scale(x):\n    return x * 2\n",
+    ),
+    # a mutable global is one object for the test as for the module: kept in step (mirrors)
+    "mutable_module_globals_are_one_object": (
+        [
+            "register('a')\nassert REGISTRY == {'old': 0, 'a': 1}",
+            "r = REGISTRY\nregister('b')\nassert r['b'] == 1 and r is REGISTRY",
+            "assert defaults() is DEFAULT and DEFAULT is DEFAULT and defaults() == ['x']",
+            "assert fresh() is not DEFAULT and fresh() == DEFAULT",
+            "__doctest_example__(\"register('c')\")\n"
+            "__doctest_example__('REGISTRY', \"{'old': 0, 'a': 1, 'b': 1, 'c': 1}\")",
+            "add('b')\nassert TABLE == {'a': [1], 'b': [2]}",
+            # the doctest of issue 8: the test's change is made to the candidate's REGISTRY too
+            "__doctest_example__('REGISTRY.clear()')\n"
+            "__doctest_example__(\"register('a')\")\n"
+            "__doctest_example__('REGISTRY', \"{'a': 1}\")",
+            "REGISTRY['z'] = 0\nregister('y')\nassert REGISTRY == {'a': 1, 'z': 0, 'y': 1}",
+            "d = DEFAULT\nd.append('y')\nassert defaults() == ['x', 'y'] and fresh() == d",
+            "assert defaults('z') is DEFAULT and DEFAULT == ['x', 'y', 'z']",
+            # what a call changed in the copy it was passed reaches the candidate's global too
+            "fill(REGISTRY)\nregister('w')\nassert REGISTRY == {'a': 1, 'z': 0, 'y': 1, 'q': 1,"
+            " 'w': 1}",
+        ],
+        REGISTRY,
+        REGISTRY.replace("REGISTRY[name] = 1", "REGISTRY[name.upper()] = 1").replace(
+            "return DEFAULT\n", "return list(DEFAULT)\n"
+        ),
     ),
 }
 
@@ -461,6 +495,42 @@ def test_a_copied_iterator_that_diverges_is_unjudgeable_never_failed(gate: Gate,
     assert "changed" in verdict.tests[0].detail, verdict
 
 
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    ("tests", "detail"),
+    [
+        (["TABLE['a'].append(5)\nadd('c')"], "changed its copy of module global TABLE"),
+        # a later test would run on a module state in-process code never has: not judged either
+        (
+            ["TABLE['a'].append(5)", "add('c')\nassert TABLE['a'] == [1, 5]"],
+            "an earlier test changed one the other could not follow",
+        ),
+        # nested items: the test's copy cannot follow the candidate's change exactly
+        (["t = TABLE\nadd('b')\nassert t['b'] == [2]"], "module global TABLE"),
+        (["t = TABLE\nadd('b')", "assert t['b'] == [2]"], "module global TABLE"),
+    ],
+)
+def test_a_mutable_global_the_copy_cannot_follow_is_unjudgeable_never_failed(
+    gate: Gate, tests: list[str], detail: str
+) -> None:
+    wrong = REGISTRY.replace("REGISTRY[name] = 1", "REGISTRY[name.upper()] = 1")
+    spec = Spec.build(tests, "register")
+    verdicts = gate.verify([REGISTRY, wrong.replace("[2]", "[3]")], spec)
+    for verdict in verdicts:  # the wrong twin too: nothing here could be judged
+        assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
+        assert detail in " ".join(t.detail for t in verdict.tests), verdict
+        assert all(t.fault is Reason.UNSERIALISABLE for t in verdict.tests if not t.passed)
+
+
+@pytest.mark.docker
+def test_a_mutable_global_too_large_to_keep_in_step_is_unserialisable(gate: Gate) -> None:
+    code = "BIG = list(range(20_000))\n\ndef f():\n    return BIG\n"
+    spec = Spec.build(["assert len(BIG) == 20_000", "assert f()[-1] == 19_999"], "f")
+    (verdict,) = gate.verify([code], spec)
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
+    assert all(f"exceed {MAX_KEPT} characters" in t.detail for t in verdict.tests), verdict
+
+
 # -- The runner's processes directly: job fields the host does not send yet ----------------------
 
 
@@ -476,6 +546,8 @@ def _judge_here(code: str, tests: list[str], **job: Any) -> dict[str, Any]:
             os._exit(0)
     candidate_end.close()
     first = {"code": code, "entry_point": job.get("entry_point", "f"), "bind": job.get("bind")}
+    if job.pop("ship", False):  # the candidate loads its module from the context's sources
+        first["context"] = job["context"]
     judge_end.sendall(pack_frame(first))
     full = {"code": code, "tests": tests, "setup": "", "entry_point": "f", **job}
     stdout = sys.stdout
@@ -537,3 +609,30 @@ def test_past_the_handle_cap_a_value_is_unserialisable_never_dropped(gate: Gate)
     (verdict,) = gate.verify([code], spec)
     assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
     assert "handles" in verdict.tests[0].detail, verdict
+
+
+def test_a_context_modules_mutable_global_is_one_object_under_both_names() -> None:
+    """``from reg.core import REGISTRY`` (a doctest's setup) and the lazily read global are the
+    same copy, kept in step with the candidate's module."""
+    source = REGISTRY + "\n\ndef f():\n    return REGISTRY\n"
+
+    def context(text: str) -> dict[str, Any]:
+        return {
+            "module": "reg.core",
+            "modules": {
+                "reg": {"file": "reg/__init__.py", "package": True, "source": ""},
+                "reg.core": {"file": "reg/core.py", "package": False, "source": text},
+            },
+        }
+
+    tests = [
+        "from reg.core import REGISTRY as R\nregister('a')\n"
+        "assert R == {'old': 0, 'a': 1} and R is REGISTRY and f() is R",
+        "import reg.core\nregister('b')\n"
+        "assert reg.core.REGISTRY is REGISTRY and REGISTRY['b'] == 1",
+    ]
+    report = _judge_here(source, tests, context=context(source), entry_point="register", ship=True)
+    assert report["status"] == "verified", report
+    wrong = source.replace("REGISTRY[name] = 1", "REGISTRY[name.upper()] = 1")
+    report = _judge_here(wrong, tests, context=context(wrong), entry_point="register", ship=True)
+    assert report["status"] == "failed", report

@@ -7,7 +7,8 @@ This package is sent to each long-lived sandbox container at start-up as one arc
 rebuilt on the other), `identity` (what copies would hide), `loader` (the candidate's code, alone or
 inside its shipped module), `candidate` (load and serve), `handles` (the candidate's side of the
 channel: handles, callbacks, printed output), `remote` (the judge's proxies of candidate objects,
-and the tests' names), `copies` (a test's iterator over plain data, sent as a copy), `calls` (the
+and the tests' names), `copies` (a test's iterator over plain data, sent as a copy), `mirrors` (the
+candidate's mutable module globals, one copy each in the judge, kept in step), `calls` (the
 judge's side of the channel), `judge`, `doctesting` (a doctest example, run in the judge),
 `privilege` (uid and rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase` (unbreakable
 deletes), `supervisor`, `boot`.

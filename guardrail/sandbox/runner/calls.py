@@ -32,6 +32,7 @@ from .codec import (
 from .exceptions import THROWN, describe_exception, rebuild_exception, safe_name
 from .framing import ChannelClosed, FrameTooLarge, read_frame, write_frame
 from .handles import MAX_PRINTED, plain_or_none, stop_arguments
+from .mirrors import Copies, is_mutable
 from .remote import MAX_JUDGE_OBJECTS, JudgeObjects, RemoteClass, RemoteHandle, remote_class
 
 DRAIN_ITEMS = 10_000  # items of a candidate iterator per drain reply (also capped in bytes there)
@@ -67,6 +68,9 @@ class Calls:
         self.drained: dict[int, tuple[collections.deque[Any], dict[str, Any] | None]] = {}
         self.globals: dict[str, Any] = {}  # the candidate's globals the tests read, by name
         self.thrown: list[BaseException] = []  # what the test's callbacks raised, by number
+        # The tests' one copy of each mutable global of the candidate's, kept in step (mirrors).
+        self.kept = Copies(lambda value: encode(value, other=self.mine.reference))
+        self.kept_attributes: dict[Any, str] = {}  # (module handle, attribute) -> kept name
 
     def fail(self, kind: str, detail: str, *, sticky: bool = True) -> NoReturn:
         self.last_fault = (kind, detail[:500])
@@ -133,6 +137,7 @@ class Calls:
         if self.fault:
             raise Fault(self.fault)
         try:
+            self.check_kept()
             self._send(request)
             while True:
                 frame = read_frame(self.channel, self.deadline)
@@ -140,10 +145,13 @@ class Calls:
                     self.fail("protocol_violation", "a frame that is not an object")
                 self._show(frame)
                 self._advance_copies(frame.get("consumed"))
+                self._follow_globals(frame.get("globals"))
                 if "callback" not in frame:
                     return frame
                 try:
-                    self._send(self._serve(frame))
+                    reply = self._serve(frame)
+                    self.check_kept()  # the callback (test code) may have changed a copy
+                    self._send(reply)
                 except Fault:  # the reply could not be sent; the candidate still waits for one
                     if self.fault:
                         raise
@@ -173,6 +181,50 @@ class Calls:
                 "unserialisable",
                 "the test's iterator changed while the candidate held a copy of its items",
             )
+
+    def check_kept(self) -> None:
+        """The test's changes to its copies of the candidate's globals, made to the candidate's
+        objects in place; one that cannot be is a sticky fault (``mirrors``)."""
+        name = self.kept.changed_by_test()
+        while name is not None:
+            copy = self.kept.get(name)
+            if not can_write_back(copy):
+                self.fail(
+                    "unserialisable",
+                    f"the test changed its copy of module global {name[:100]}, whose items are"
+                    " containers; the candidate's own object cannot follow exactly, so no later"
+                    " call can be judged on its module's state",
+                )
+            data = self.kept.in_step(name)  # first: the request below checks the copies again
+            reply = self.exchange({"op": "setglobal", "name": name, "value": data})
+            if reply.get("value") is not True:
+                detail = str(reply.get("unserialisable", "refused"))[:300]
+                self.fail("unserialisable", f"the test changed its copy of a global: {detail}")
+            name = self.kept.changed_by_test()
+
+    def _follow_globals(self, changed: Any) -> None:
+        """The candidate's new state of the globals the judge keeps copies of (``mirrors``)."""
+        if changed is None:
+            return
+        if type(changed) is not dict:
+            self.fail("protocol_violation", "a malformed report of changed globals")
+        for name, data in changed.items():
+            updated = None if data is None else self.in_value(data)
+            if not self.kept.follow(str(name), updated):
+                # Noted, not raised (the frame still needs its answer); sticky: the tests'
+                # namespace may keep the stale copy for later tests.
+                self.fault = "unserialisable"
+                self.last_fault = (
+                    "unserialisable",
+                    f"the candidate changed module global {str(name)[:100]}, whose items are"
+                    " containers, while the test holds its copy: the copy cannot follow exactly",
+                )
+
+    def global_value(self, name: str) -> Any:
+        """The candidate's global ``name`` as the tests see it: a mutable one is the judge's
+        one copy of it, kept in step (``mirrors``); anything else as it crosses."""
+        kept = self.kept.get(name)
+        return kept if kept is not None else self.operate("get", {"global": name})
 
     def call(self, target: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call a candidate function or object; arguments it changed in place are written back
@@ -214,7 +266,20 @@ class Calls:
     def operate(self, op: str, target: dict[str, Any], *args: Any) -> Any:
         """One operation on a candidate object (attribute, item, iteration, length...)."""
         request = {"op": op, "target": target, "args": [self.out_value(a) for a in args]}
-        return self._answer(self.exchange(request), iterating=op == "next")
+        # A module's mutable attribute (``from pkg.mod import REGISTRY``) is a kept global too.
+        attribute = (target["handle"], args[0]) if op == "getattr" and "handle" in target else None
+        known = self.kept.get(self.kept_attributes.get(attribute, ""))
+        if known is not None:
+            return known
+        reply = self.exchange(request)
+        value = self._answer(reply, iterating=op == "next")
+        key = reply.get("kept")
+        if type(key) is not str or not is_mutable(value):
+            return value
+        if attribute is not None:
+            self.kept_attributes[attribute] = key
+        known = self.kept.get(key)  # already the tests' (read under its other name): that one
+        return known if known is not None else self.kept.adopt(key, value)
 
     def drain(self, target: dict[str, Any]) -> Any:
         """``__length_hint__`` of a candidate iterator: a consumer that exhausts it anyway
@@ -288,6 +353,16 @@ class Calls:
             if encoded["arg"] not in targets:
                 self.fail("protocol_violation", "a returned argument that was not passed")
             return targets[encoded["arg"]]
+        if type(encoded) is dict and set(encoded) == {"global", "copy"}:
+            # The candidate returned one of its globals: the tests' copy of it (``mirrors``).
+            name = str(encoded["global"])
+            kept = self.kept.get(name)
+            if kept is not None:  # in step: this frame's report was applied before
+                return kept
+            value = self.in_value(encoded["copy"])
+            if not is_mutable(value):
+                self.fail("protocol_violation", "a returned global that is not mutable")
+            return self.kept.adopt(name, value)
         return self.in_value(encoded)
 
     def _raised(self, reply: dict[str, Any]) -> BaseException | None:

@@ -33,6 +33,7 @@ from .codec import MUTABLE, Unserialisable, decode, encode
 from .exceptions import describe_exception, rebuild_exception
 from .framing import FrameTooLarge, read_frame, write_frame
 from .identity import check_not_kept, check_result, mutable_parts, reference_counts
+from .mirrors import Kept, is_mutable
 
 MAX_HANDLES = 100_000
 MAX_PRINTED = 64_000
@@ -155,6 +156,7 @@ class Server:
         self.consumed: dict[int, int] = {}  # copied judge iterator -> items taken, not yet told
         self.out = Tee(sys.stdout)
         sys.stdout = self.out
+        self.kept = Kept(namespace, self.out_value)  # mutable globals the judge holds copies of
 
     def serve(self) -> None:
         while True:
@@ -165,6 +167,9 @@ class Server:
         if self.consumed:  # items of the test's copied iterators taken since the last frame
             said["consumed"] = {str(ident): count for ident, count in self.consumed.items()}
             self.consumed.clear()
+        changed = self.kept.changes()
+        if changed:  # the judge's copies of its mutable globals follow (``mirrors``)
+            said["globals"] = changed
         try:
             write_frame(self.channel, {**frame, **said})
         except FrameTooLarge as exc:  # the judge would refuse it as a broken protocol
@@ -245,6 +250,8 @@ class Server:
         try:
             if op == "import":
                 return {"value": self.out_value(importlib.import_module(str(request["name"])))}
+            if op == "setglobal":  # the test changed its copy of a kept global (``mirrors``)
+                return self.kept.write(str(request["name"]), self.in_value(request["value"]))
             target = self.in_value(request["target"])
             args = [self.in_value(item) for item in request.get("args", [])]
             kwargs = {str(k): self.in_value(v) for k, v in request.get("kwargs", {}).items()}
@@ -267,9 +274,24 @@ class Server:
         except BaseException as exc:
             return {"raised": describe_exception(exc)}
         try:
-            return {"value": self.out_value(value)}
+            reply = {"value": self.out_value(value)}
+            holder = self._holder(op, request["target"], target, args)
+            if holder is not None and is_mutable(value):
+                reply["kept"] = self.kept.keep(*holder, value, reply["value"])
         except Unserialisable as exc:
             return {"unserialisable": str(exc)}
+        return reply
+
+    def _holder(
+        self, op: Any, ref: dict[str, Any], target: Any, args: list[Any]
+    ) -> tuple[dict[str, Any], str] | None:
+        """Where a value the judge read lives, if it is a module global (``mirrors``): the
+        candidate's global, or a module's attribute (``from pkg.mod import REGISTRY``)."""
+        if op == "get" and "global" in ref:
+            return self.namespace, str(ref["global"])
+        if op == "getattr" and isinstance(target, types.ModuleType) and args:
+            return vars(target), str(args[0])
+        return None
 
     def drain(self, target: Any, args: list[Any]) -> dict[str, Any]:
         """Up to ``args[0]`` items of an iterator the judge will exhaust anyway (``list(h)``),
@@ -334,7 +356,14 @@ class Server:
             if result is argument and type(argument) in MUTABLE:
                 return {"arg": key}
         check_result(result, tracked)
-        return self.out_value(result)
+        encoded = self.out_value(result)
+        name = self.kept.name_of(result)
+        if name is not None:  # one of its module's globals: the judge's copy of it (``mirrors``)
+            return {
+                "global": self.kept.keep(self.namespace, name, result, encoded),
+                "copy": encoded,
+            }
+        return encoded
 
     def callback(self, ident: int, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run a judge object: send the request, serve the judge's nested requests meanwhile."""

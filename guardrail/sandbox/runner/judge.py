@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import sys
 from typing import Any
 
@@ -43,6 +44,12 @@ FAULT_OUTCOMES = {
 # candidate's function (an alias guessed for a spec whose entry point was inferred from doctest
 # calls, or a hostile `__doctest_example__`) would be called to run, and pass, every example.
 _JUDGES_OWN = frozenset({"__name__", "__builtins__", "__doctest_example__"})
+# Why a test after a sticky fault is not run (unserialisable: mirrors, a test changed a copy).
+_NOT_RUN = {
+    "ended": "not run: an earlier test ended the candidate",
+    "unserialisable": "not run: the tests' copy of a module global and the candidate's own no"
+    " longer agree (an earlier test changed one the other could not follow)",
+}
 # A refused load (the greeting's type) that says what was missing rather than what was wrong.
 _LOAD_REASONS = {
     "MissingEntryPoint": ("error", "missing_entry_point"),
@@ -130,7 +137,7 @@ class Judge(Calls):
         cached = self.globals.get(name)
         if cached is not None:
             return cached
-        value = self.operate("get", {"global": name})
+        value = self.global_value(name)
         if isinstance(value, RemoteHandle):
             self.globals[name] = value
         return value
@@ -158,7 +165,7 @@ class Judge(Calls):
 
     def _run_test(self, test: str, namespace: dict[str, Any]) -> dict[str, Any]:
         if self.fault:
-            return _outcome(test, self.fault, "not run: an earlier test ended the candidate")
+            return _outcome(test, self.fault, _NOT_RUN.get(self.fault, _NOT_RUN["ended"]))
         self.last_fault = None
         outcome = {"test": test, "outcome": "pass", "detail": "", "fault": None}
         try:
@@ -174,6 +181,11 @@ class Judge(Calls):
         except BaseException as exc:
             outcome.update(outcome=f"ERROR:{safe_name(type(exc).__name__)}")
             outcome["detail"] = message_of(exc, 500)
+        if not self.fault:  # the test's last changes to its copies of globals, for later tests
+            judged = self.last_fault
+            with contextlib.suppress(Fault):  # sticky: later tests are not run (``mirrors``)
+                self.check_kept()
+            self.last_fault = judged  # this test's outcome stands: no call saw the copy since
         # A fault decides the outcome even when the test caught it (``except BaseException``)
         # and went on: what followed rested on something the judge could not judge.
         fault = self._fault_during_test()
