@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from timing import summary
+
 from guardrail.errors import SandboxError
 from guardrail.gate import Gate
 from guardrail.sandbox.docker import DockerSandbox
@@ -134,17 +136,6 @@ def measure(ways: dict[str, tuple[Callable[[], object], int]]) -> dict[str, list
                 run()
                 times[name].append((time.perf_counter() - start) * 1000)
     return times
-
-
-def summary(name: str, times: list[float], reference: float) -> str:
-    ordered = sorted(times)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    q1, _, q3 = statistics.quantiles(ordered, n=4) if len(ordered) > 1 else (ordered[0],) * 3
-    median = statistics.median(ordered)
-    return (
-        f"{name:38s} {len(times):>6d} {median:>9.1f} {p95:>9.1f} {ordered[0]:>9.1f}"
-        f" {ordered[-1]:>9.1f} {q3 - q1:>8.1f} {median / reference:>10.2f}x"
-    )
 
 
 def warm_gate(stack: contextlib.ExitStack, runtime: str) -> Gate | str:

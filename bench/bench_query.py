@@ -31,6 +31,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from timing import summary
+
 from guardrail.index import CodeIndex, minilm_embedding, split_tree
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,17 +69,6 @@ def measure(ways: dict[str, Callable[[int], object]], rounds: int) -> dict[str, 
             run(index)
             times[name].append((time.perf_counter() - start) * 1000)
     return times
-
-
-def summary(name: str, times: list[float], reference: float) -> str:
-    ordered = sorted(times)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    q1, _, q3 = statistics.quantiles(ordered, n=4) if len(ordered) > 1 else (ordered[0],) * 3
-    median = statistics.median(ordered)
-    return (
-        f"{name:38s} {len(times):>6d} {median:>9.0f} {p95:>9.0f} {ordered[0]:>9.0f}"
-        f" {ordered[-1]:>9.0f} {q3 - q1:>8.0f} {median / reference:>10.2f}x"
-    )
 
 
 def main() -> None:
@@ -134,7 +125,7 @@ def main() -> None:
         f" {'max':>9s} {'IQR':>8s} {'vs fast':>11s}"
     )
     for name, times in results.items():
-        print(summary(name, times, reference))
+        print(summary(name, times, reference, digits=0))
     speedup = statistics.median(results[SLOW]) / reference
     print(f"the fast path is {speedup:.1f}x faster than embedding in-process with torch")
 
