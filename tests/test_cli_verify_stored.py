@@ -70,12 +70,17 @@ def test_a_wrong_doctest_fails_and_the_run_exits_1(tmp_path: Path) -> None:
         "verified",
         "doctest",
     )
+    # A method is judged in its class against the examples that reach it.
+    assert (rows["Rect.area"]["status"], rows["Rect.area"]["judged_against"]) == (
+        "verified",
+        "doctest",
+    )
     # Methods and functions without examples have no stored tests: listed, not counted against.
-    assert (rows["Rect.area"]["status"], rows["Rect.area"]["reason"]) == (
+    assert (rows["Rect.contains"]["status"], rows["Rect.contains"]["reason"]) == (
         "unverifiable",
         "no_tests",
     )
-    assert rows["Rect.area"]["judged_against"] == "none"
+    assert rows["Rect.contains"]["judged_against"] == "none"
     assert payload["failing"] == 1
     assert payload["summary"]["failed/tests_failed"] == 1
     assert sum(payload["summary"].values()) == 27
