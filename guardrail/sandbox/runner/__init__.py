@@ -13,8 +13,7 @@ and the tests' names), `copies` (a test's iterator over plain data, sent as a co
 candidate's mutable module globals, one copy each in the judge, kept in step), `calls` (the
 judge's side of the channel), `judge`, `doctesting` (a doctest example, run in the judge),
 `checker` (doctest's output checker, mirrored), `privilege` (uid and rlimits), `seccomp` (the
-IPC filter), `zygote`, `cleanup`, `erase` (unbreakable
-deletes), `supervisor`, `boot`.
+IPC filter), `zygote`, `cleanup`, `erase` (unbreakable deletes), `supervisor`, `boot`.
 
 What it defends against (the candidate is hostile; the tests and this package are trusted):
 

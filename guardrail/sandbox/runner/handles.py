@@ -23,7 +23,7 @@ import sys
 import types
 from typing import Any
 
-from .codec import MUTABLE, Unserialisable, decode, encode
+from .codec import MUTABLE, Unserialisable, decode, encode, plain_or_none, stop_arguments
 from .exceptions import describe_exception, rebuild_exception
 from .framing import FrameTooLarge, read_frame, write_frame
 from .identity import check_not_kept, check_result, mutable_parts, reference_counts
@@ -31,7 +31,7 @@ from .mirrors import Kept, is_mutable
 from .printed import MAX_PRINTED, Tee
 from .stubs import JudgeCallable, JudgeCopy, JudgeIterator, JudgeObject
 
-# MAX_PRINTED is `printed`'s, exported here too: `calls` imports it from this module.
+# `calls` imports these from here (MAX_PRINTED is `printed`'s, the other two `codec`'s).
 __all__ = ["MAX_PRINTED", "Server", "plain_or_none", "stop_arguments"]
 
 MAX_HANDLES = 100_000
@@ -283,22 +283,6 @@ class Server:
         if "raised" in frame:
             raise rebuild_exception(frame["raised"])
         return self.in_value(frame["value"])
-
-
-def plain_or_none(args: tuple[Any, ...]) -> Any:
-    try:
-        return encode(args)
-    except Unserialisable:
-        return None
-
-
-def stop_arguments(data: Any) -> tuple[Any, ...]:
-    """The arguments of a StopIteration (a generator's return value) sent as plain data."""
-    try:
-        args = decode(data)
-    except (ValueError, TypeError, KeyError, RecursionError):
-        return ()
-    return args if type(args) is tuple else ()
 
 
 def _set_attribute(target: Any, name: Any, value: Any) -> None:
