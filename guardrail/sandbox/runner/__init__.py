@@ -12,9 +12,10 @@ candidate sees them: callbacks), `printed` (what the candidate printed, kept for
 and the tests' names), `copies` (a test's iterator over plain data, sent as a copy), `mirrors` (the
 candidate's mutable module globals, one copy each in the judge, kept in step), `calls` (the
 judge's side of the channel), `replies` (how the judge reads a reply), `served` (callbacks
-the judge runs for the candidate, and draining its iterators), `judge`, `doctesting` (a doctest example, run in the judge),
-`checker` (doctest's output checker, mirrored), `privilege` (uid and rlimits), `seccomp` (the
-IPC filter), `zygote`, `cleanup`, `erase` (unbreakable deletes), `supervisor`, `boot`.
+the judge runs for the candidate, and draining its iterators), `judge`, `doctesting` (a
+doctest example, run in the judge), `checker` (doctest's output checker, mirrored),
+`privilege` (uid and rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase`
+(unbreakable deletes), `supervisor`, `boot`.
 
 What it defends against (the candidate is hostile; the tests and this package are trusted):
 
