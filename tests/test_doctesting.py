@@ -1,7 +1,7 @@
 """The judge's doctest example runner: doctest's checker mirrored exactly, faults never judged.
 
 Run in-process against the standard library's own `doctest` (the judge cannot afford to import
-it; see `guardrail.sandbox.runner.doctesting`), on test code written here, never a candidate's.
+it; see `guardrail.sandbox.runner.checker`), on test code written here, never a candidate's.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
+from guardrail.sandbox.runner.checker import _ellipsis_match as ellipsis_match
+from guardrail.sandbox.runner.checker import _exception_name as exception_name
 from guardrail.sandbox.runner.doctesting import (
     FLAGS,
     Unjudged,
     check_output,
     doctest_example,
 )
-from guardrail.sandbox.runner.doctesting import _ellipsis_match as ellipsis_match
-from guardrail.sandbox.runner.doctesting import _exception_name as exception_name
 
 
 class Fault(BaseException):

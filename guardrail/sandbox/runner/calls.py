@@ -14,12 +14,10 @@ cross, a candidate that lacks its module's context or a dependency) end only the
 from __future__ import annotations
 
 import collections
-import contextlib
-import io
 import json
-import sys
 from typing import Any, NoReturn
 
+from . import replies, served
 from .codec import (
     REFERENCE_KEYS,
     Unserialisable,
@@ -29,31 +27,32 @@ from .codec import (
     encode,
     write_back,
 )
-from .exceptions import THROWN, describe_exception, rebuild_exception, safe_name
+from .exceptions import describe_exception, safe_name
 from .framing import ChannelClosed, FrameTooLarge, read_frame, write_frame
-from .handles import MAX_PRINTED, plain_or_none, stop_arguments
 from .mirrors import Copies, is_mutable
-from .remote import MAX_JUDGE_OBJECTS, JudgeObjects, RemoteClass, RemoteHandle, remote_class
+from .remote import JudgeObjects, RemoteClass, RemoteHandle, remote_class
+from .replies import Discarded, Fault, lacks_context
 
-DRAIN_ITEMS = 10_000  # items of a candidate iterator per drain reply (also capped in bytes there)
+__all__ = ["Calls", "Discarded", "Fault", "lacks_context"]
+
+
 _MALFORMED = (KeyError, ValueError, TypeError, AttributeError, IndexError, RecursionError)
-_STOP_ITERATION = {"type": "StopIteration", "bases": ["StopIteration", "Exception"], "message": ""}
-
-
-class Discarded(io.TextIOBase):
-    """The judge's stdout (its descriptor 1 is closed): the candidate's printed text lands here
-    unless a test (a doctest checker) has put its own stream in place."""
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-
-class Fault(BaseException):
-    """The call could not be judged; the fault kind is in ``args[0]``."""
 
 
 class Calls:
     """Requests to the candidate over ``channel``, each bounded by ``deadline``."""
+
+    # Reading replies (`replies`), serving callbacks and draining iterators (`served`): each a
+    # function of the Calls it serves, kept in its own module.
+    _answer = replies.answer
+    _value = replies.value
+    _raised = replies.raised
+    _show = replies.show
+    drain = served.drain
+    next_of = served.next_of
+    _drain_more = served.drain_more
+    _serve = served.serve
+    _attribute = served.attribute
 
     def __init__(self, channel: int, deadline: float) -> None:
         self.channel = channel
@@ -281,196 +280,11 @@ class Calls:
         known = self.kept.get(key)  # already the tests' (read under its other name): that one
         return known if known is not None else self.kept.adopt(key, value)
 
-    def drain(self, target: dict[str, Any]) -> Any:
-        """``__length_hint__`` of a candidate iterator: a consumer that exhausts it anyway
-        (``list(h)``) is about to call ``next`` until it ends, doing nothing in between, so the
-        candidate may send the items in chunks (one round trip per ``DRAIN_ITEMS``) and how it
-        ended; ``next`` then takes them in order. ``for`` loops and ``next()`` never ask: they
-        stay one item at a time, as lazy as the candidate's iterator. The number is the items
-        buffered (a hint only); NotImplemented for what is not an iterator."""
-        ident = target.get("handle")
-        if ident in self.drained:
-            return len(self.drained[ident][0])
-        if type(ident) is not int or not self._drain_more(target):
-            return NotImplemented
-        return len(self.drained[ident][0])
-
-    def next_of(self, target: dict[str, Any]) -> Any:
-        """``next`` of a candidate iterator: from what a drain buffered, else one request."""
-        ident = target.get("handle")
-        while ident in self.drained:
-            items, end = self.drained[ident]
-            if items:
-                return items.popleft()
-            if end is not None:
-                del self.drained[ident]  # later ``next`` calls ask the (finished) iterator
-                return self._answer(end, iterating=True)
-            self._drain_more(target)
-        return self.operate("next", target)
-
-    def _drain_more(self, target: dict[str, Any]) -> bool:
-        reply = self.exchange({"op": "drain", "target": target, "args": [DRAIN_ITEMS]})
-        raised = self._raised(reply)  # the request itself failed (or could not be judged)
-        if raised is not None:
-            raise raised
-        items, end = reply.get("items"), reply.get("end")
-        if type(items) is not list or not (end is None or type(end) is dict):
-            self.fail("protocol_violation", "a malformed drain reply")
-        if not items and end is None:
-            if reply.get("iterator") is False:
-                return False
-            self.fail("protocol_violation", "a drain reply with no items and no end")
-        decoded = self.in_value(items)
-        self.drained[target["handle"]] = (collections.deque(decoded), end)
-        return True
-
     def import_module(self, name: str) -> Any:
         """The candidate's module ``name`` (imported there, never here), as a remote module."""
         if name not in self.modules:
             self.modules[name] = self._answer(self.exchange({"op": "import", "name": name}))
         return self.modules[name]
-
-    def _answer(self, reply: dict[str, Any], *, iterating: bool = False) -> Any:
-        """The value of an operation's reply. A "stop" ends an iteration only as the answer to
-        ``next``: answering a global's lookup, an attribute, an item or a length with it would
-        raise StopIteration in the test, silently ending its ``all(map(...))`` early (verified);
-        there it is the candidate's exception, a stand-in as for calls (`rebuild_exception`)."""
-        if "stop" in reply:
-            if iterating:
-                raise StopIteration(*stop_arguments(reply["stop"]))
-            raise rebuild_exception(_STOP_ITERATION)
-        raised = self._raised(reply)
-        if raised is not None:
-            raise raised
-        if "value" not in reply:
-            self.fail("protocol_violation", "a reply without a value")
-        return self.in_value(reply["value"])
-
-    def _value(self, encoded: Any, targets: dict[int | str, Any]) -> Any:
-        """The call's result: an argument the candidate returned as itself is the test's own
-        object (written back first), so ``f(xs) is xs`` holds as it would in-process."""
-        if type(encoded) is dict and set(encoded) == {"arg"}:
-            if encoded["arg"] not in targets:
-                self.fail("protocol_violation", "a returned argument that was not passed")
-            return targets[encoded["arg"]]
-        if type(encoded) is dict and set(encoded) == {"global", "copy"}:
-            # The candidate returned one of its globals: the tests' copy of it (``mirrors``).
-            name = str(encoded["global"])
-            kept = self.kept.get(name)
-            if kept is not None:  # in step: this frame's report was applied before
-                return kept
-            value = self.in_value(encoded["copy"])
-            if not is_mutable(value):
-                self.fail("protocol_violation", "a returned global that is not mutable")
-            return self.kept.adopt(name, value)
-        return self.in_value(encoded)
-
-    def _raised(self, reply: dict[str, Any]) -> BaseException | None:
-        """What the candidate raised, rebuilt; or the fault it means (see the module docstring)."""
-        if "unserialisable" in reply:
-            self.fail("unserialisable", str(reply["unserialisable"]), sticky=False)
-        raised = reply.get("raised")
-        if raised is None:
-            return None
-        if not isinstance(raised, dict):
-            self.fail("protocol_violation", "malformed exception in the reply")
-        kind, message = raised.get("type"), str(raised.get("message", ""))[:400]
-        if kind == "ModuleNotFoundError":
-            self.fail(
-                "missing_dependency",
-                f"the candidate imports a module the sandbox image lacks: {message}",
-                sticky=False,
-            )
-        if not self.has_context and lacks_context(raised):
-            detail = f"judged without its module (no context): {message}"
-            self.fail("missing_context", detail, sticky=False)
-        thrown = raised.get(THROWN)
-        if type(thrown) is int and 0 <= thrown < len(self.thrown):
-            original = self.thrown[thrown]
-            if type(original).__name__ == safe_name(kind):
-                return original  # the test's own exception, raised on through the candidate
-        return rebuild_exception(raised)
-
-    def _show(self, frame: dict[str, Any]) -> None:
-        """What the candidate printed, on the judge's stdout; a test's own stream that refuses it
-        (closed) is the test's affair, never a fault of the candidate's. Output past the cap
-        cannot be compared: a test that captures it (a doctest) cannot be judged, never FAIL."""
-        printed = frame.get("printed")
-        if type(printed) is str:
-            with contextlib.suppress(Exception):
-                sys.stdout.write(printed[:MAX_PRINTED])
-        if frame.get("printed_cut") is True and not isinstance(sys.stdout, Discarded):
-            detail = f"the candidate printed more than the {MAX_PRINTED} characters kept of it"
-            self.last_fault = ("unserialisable", detail)
-
-    # -- callbacks -------------------------------------------------------------------------
-
-    def _serve(self, frame: dict[str, Any]) -> dict[str, Any]:
-        """Run one of the judge's objects for the candidate; the reply to send back."""
-        try:
-            target = self.mine.get(frame.get("callback"))
-            args = [self.in_value(a) for a in frame.get("args", [])]
-            kwargs = {str(k): self.in_value(v) for k, v in frame.get("kwargs", {}).items()}
-            op = frame.get("op")
-            if op == "call":
-                value = target(*args, **kwargs)
-            elif op == "iter":
-                value = iter(target)
-            elif op == "next":
-                value = next(target)
-            elif op == "getattr" and len(args) == 1 and type(args[0]) is str:
-                return {"value": encode(self._attribute(target, args[0]))}  # plain data only
-            else:
-                self.fail("protocol_violation", "an unknown callback operation")
-            return {"value": encode(value, other=self.mine.reference)}
-        except StopIteration as stop:
-            return {"stop": plain_or_none(stop.args)}
-        except Fault:
-            if self.fault:
-                raise  # the candidate is finished: nothing more to answer
-            # The test's own outcome is that fault already (``last_fault``); the candidate only
-            # learns that its callback failed.
-            return {"raised": describe_exception(RuntimeError("the callback could not be judged"))}
-        except Unserialisable as exc:
-            self.last_fault = ("unserialisable", str(exc)[:500])
-            return {"raised": describe_exception(TypeError(str(exc)))}
-        except BaseException as exc:  # what the test's callable raised: the candidate's to see
-            described = describe_exception(exc)
-            if len(self.thrown) < MAX_JUDGE_OBJECTS:
-                described[THROWN] = len(self.thrown)
-                self.thrown.append(exc)
-            return {"raised": described}
-
-    def _attribute(self, target: Any, name: str) -> Any:
-        """An attribute of a test's object the candidate read: an AttributeError if the object
-        lacks it, as in-process; the harmless ones as they are; any other (a function's
-        ``__code__``, ``__defaults__``, ``__globals__`` hold the test's constants) a fault."""
-        value = getattr(target, name)
-        if name not in _CALLBACK_ATTRIBUTES:
-            self.fail(
-                "unserialisable",
-                f"the candidate read {name[:100]!r} of a test's callable; only "
-                + ", ".join(sorted(_CALLBACK_ATTRIBUTES))
-                + " cross (as plain data)",
-                sticky=False,
-            )
-        return value
-
-
-# What a test's callable shows the candidate (functools.wraps copies these): its own words.
-_CALLBACK_ATTRIBUTES = frozenset(
-    {"__name__", "__qualname__", "__module__", "__doc__", "__dict__", "__annotations__"}
-)
-
-
-def lacks_context(info: dict[str, Any]) -> bool:
-    """Whether an exception (by its description) says the code ran without its module: a name
-    the module would define (the interpreter's NameError names it; one the code raises itself,
-    ``raise NameError("no such option")``, is its answer), or a relative import. Only ever
-    asked of a job with no context."""
-    kind, message = info.get("type"), str(info.get("message", ""))
-    relative = kind == "ImportError" and message.startswith("attempted relative import")
-    return (kind == "NameError" and type(info.get("name")) is str) or relative
 
 
 def _is_reference(encoded: Any) -> bool:

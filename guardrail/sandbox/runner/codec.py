@@ -99,6 +99,23 @@ def message_of(exc: BaseException, limit: int) -> str:
         return f"<the {type(exc).__name__} message cannot be printed>"[:limit]
 
 
+def plain_or_none(args: tuple[Any, ...]) -> Any:
+    """The arguments of a StopIteration (a generator's return value) as plain data, or None."""
+    try:
+        return encode(args)
+    except Unserialisable:
+        return None
+
+
+def stop_arguments(data: Any) -> tuple[Any, ...]:
+    """The arguments of a StopIteration (a generator's return value) sent as plain data."""
+    try:
+        args = decode(data)
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return ()
+    return args if type(args) is tuple else ()
+
+
 def _encode_int(value: int) -> Any:
     return value if value.bit_length() <= _PLAIN_INT_BITS else {"i": format(value, "x")}
 

@@ -6,14 +6,7 @@ doctest session shares its globals. Each call compiles the example in ``"single"
 expression shows its repr through the display hook and is ``_`` afterwards, ``>>> x, y`` a tuple),
 runs it in the calling test's globals, captures what it printed (``sys.stdout`` is swapped, so a
 candidate's printed output that the judge writes there on return is captured too) and compares that
-text with the expected output as doctest does: `check_output` mirrors
-``doctest.OutputChecker.check_output`` (the option flags ``DONT_ACCEPT_TRUE_FOR_1``,
-``DONT_ACCEPT_BLANKLINE``, ``NORMALIZE_WHITESPACE``, ``ELLIPSIS``; expected exceptions by their
-exception-only line, ``IGNORE_EXCEPTION_DETAIL``).
-
-It mirrors rather than imports ``doctest``: that module pulls ``pdb``, ``inspect``, ``difflib``
-and ``unittest`` in, 71 modules and about 90 ms in every judge that ran a doctest (far more under
-gVisor), against about 4 ms for a whole job. A host test checks the mirror against the real one.
+text with the expected output as doctest does (`checker`, doctest's output checker mirrored).
 
 A mismatch raises `AssertionError` (the test's ``FAIL``) with a short, capped description. An
 exception the example raised and did not expect propagates unchanged (the judge's ``ERROR:<name>``,
@@ -26,10 +19,10 @@ from __future__ import annotations
 
 import ast
 import io
-import re
 import sys
 from typing import Any
 
+from .checker import FLAGS, check_output, exception_line, exception_matches
 from .exceptions import CandidateRaisedBase
 
 __all__ = [
@@ -41,16 +34,6 @@ __all__ = [
     "exception_line",
 ]
 
-# The option flags that change how output is compared, by directive name, with doctest's values.
-FLAGS = {
-    "DONT_ACCEPT_TRUE_FOR_1": 1,
-    "DONT_ACCEPT_BLANKLINE": 2,
-    "NORMALIZE_WHITESPACE": 4,
-    "ELLIPSIS": 8,
-    "IGNORE_EXCEPTION_DETAIL": 32,
-}
-_BLANKLINE = re.compile(r"(?m)^<BLANKLINE>\s*?$")
-_SPACES_ONLY = re.compile(r"(?m)^[^\S\n]+$")
 _SHOWN = 200  # characters of expected and actual output a failure message quotes
 
 
@@ -142,7 +125,7 @@ def _run(
         # compares it; it arrives as a stand-in outside `Exception`.
         if raises is None:
             raise
-        if _exception_matches(raises, exc, flags):
+        if exception_matches(raises, exc, flags):
             return
         raise _Mismatch(f"expected {_cap(raises)!r}, raised {_cap(exception_line(exc))!r}") from exc
     got = printed.getvalue()
@@ -185,102 +168,6 @@ def example_sources(tree: ast.AST) -> list[str]:
     ]
 
 
-def check_output(want: str, got: str, flags: int) -> bool:
-    """Whether ``got`` matches ``want`` as ``doctest.OutputChecker.check_output`` decides."""
-    got, want = _ascii(got), _ascii(want)
-    if got == want:
-        return True
-    if not flags & FLAGS["DONT_ACCEPT_TRUE_FOR_1"] and (got, want) in (
-        ("True\n", "1\n"),
-        ("False\n", "0\n"),
-    ):
-        return True
-    if not flags & FLAGS["DONT_ACCEPT_BLANKLINE"]:
-        want = _BLANKLINE.sub("", want)
-        got = _SPACES_ONLY.sub("", got)
-        if got == want:
-            return True
-    if flags & FLAGS["NORMALIZE_WHITESPACE"]:
-        got, want = " ".join(got.split()), " ".join(want.split())
-        if got == want:
-            return True
-    return bool(flags & FLAGS["ELLIPSIS"]) and _ellipsis_match(want, got)
-
-
-def exception_line(exc: BaseException) -> str:
-    """The last line ``traceback.format_exception_only`` gives, which doctest compares."""
-    notes = getattr(exc, "__notes__", None)
-    if isinstance(notes, list | tuple) and notes:
-        return str(notes[-1]).split("\n")[-1] + "\n"
-    kind = type(exc)
-    name = kind.__qualname__
-    if kind.__module__ not in ("__main__", "builtins"):
-        name = f"{kind.__module__}.{name}"
-    if isinstance(exc, SyntaxError):
-        return f"{name}: {exc.msg or '<no detail available>'}\n"
-    try:
-        text = str(exc)
-    except Exception:
-        text = "<exception str() failed>"
-    return f"{name}: {text}\n" if text else f"{name}\n"
-
-
-def _exception_matches(raises: str, exc: BaseException, flags: int) -> bool:
-    """Doctest's comparison of the exception-only line, then one allowance: an exception whose
-    class is not a builtin is compared without its module path. Rebuilt in the judge, the class
-    of a candidate's own exception has the judge's module, not the candidate's."""
-    got = exception_line(exc)
-    if check_output(raises, got, flags):
-        return True
-    ignore_detail = flags & FLAGS["IGNORE_EXCEPTION_DETAIL"]
-    if ignore_detail and check_output(_exception_name(raises), _exception_name(got), flags):
-        return True
-    kind = type(exc)
-    if kind.__module__ in ("__main__", "builtins") or not got.startswith(kind.__module__ + "."):
-        return False
-    bare, name = got[len(kind.__module__) + 1 :], kind.__qualname__
-    first, newline, later = raises.partition("\n")
-    head, colon, detail = first.partition(":")
-    if head.endswith("." + name):
-        raises = name + colon + detail + newline + later
-    return check_output(raises, bare, flags)
-
-
-def _exception_name(message: str) -> str:
-    """``doctest._strip_exception_details``: ``pkg.mod.Error: detail`` -> ``Error``."""
-    end = message.find("\n")
-    end = len(message) if end < 0 else end
-    colon = message.find(":", 0, end)
-    end = colon if colon >= 0 else end
-    return message[message.rfind(".", 0, end) + 1 : end]
-
-
-def _ellipsis_match(want: str, got: str) -> bool:
-    """``doctest._ellipsis_match``: each ``...`` in ``want`` matches any text of ``got``."""
-    pieces = want.split("...")
-    if len(pieces) == 1:
-        return want == got
-    start, end = 0, len(got)
-    if pieces[0]:
-        if not got.startswith(pieces[0]):
-            return False
-        start = len(pieces[0])
-        del pieces[0]
-    if pieces[-1]:
-        if not got.endswith(pieces[-1]):
-            return False
-        end -= len(pieces[-1])
-        del pieces[-1]
-    if start > end:
-        return False  # the two ends overlap ('aa...aa' against 'aaa')
-    for piece in pieces:
-        start = got.find(piece, start, end)
-        if start < 0:
-            return False
-        start += len(piece)
-    return True
-
-
 def _flags(options: str) -> int:
     flags = 0
     for option in options.split():
@@ -289,10 +176,6 @@ def _flags(options: str) -> int:
             raise ValueError(f"unknown doctest option {option!r}; known: {sorted(FLAGS)}")
         flags = flags | FLAGS[name] if sign == "+" else flags & ~FLAGS[name]
     return flags
-
-
-def _ascii(text: str) -> str:
-    return text.encode("ASCII", "backslashreplace").decode("ASCII")
 
 
 def _terminated(text: str) -> str:

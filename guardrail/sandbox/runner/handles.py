@@ -1,4 +1,4 @@
-"""The candidate's side of the channel: answer the judge's requests on the candidate's namespace.
+"""The candidate's side of the channel: the handle table, and the server of the judge's requests.
 
 Requests (``{"op": ...}``) name a target: a global of the candidate (``{"global": name}``) or a
 handle. A value that is not plain data (a generator, an object, a bound method, a module) is
@@ -7,14 +7,8 @@ kept here in a per-job table and crosses as ``{"handle": id, "type": name, "of":
 the judge drives it through further requests (iterate, call, attribute, item, length,
 membership). The same object always gets the same id, so identity (``iter(gen) is gen``) holds
 in the judge. The table is capped: past it a value is `Unserialisable`, never dropped silently.
-
-Judge objects (the test's lambdas, functions, iterators) arrive as ``{"cb": id}`` and become
-`JudgeObject` stubs; calling or iterating one sends a callback frame (``{"callback": id}``) and
-serves the judge's nested requests until its reply comes back. Builtins the test passed arrive
-by name and are this process's own.
-
-What the candidate prints during a request is captured (as well as written to its stdout) and
-carried, capped, in the next frame it sends as ``printed``.
+The test's own objects arrive as references to `stubs`; what a request printed rides on the next
+frame (`printed`).
 
 Nothing here is trusted by the judge: a hostile candidate can replace all of it and answer what
 it likes. What the judge guarantees holds regardless: it compares only plain data, and a handle
@@ -27,121 +21,25 @@ import importlib
 import json
 import sys
 import types
-from typing import Any, TextIO
+from typing import Any
 
-from .codec import MUTABLE, Unserialisable, decode, encode
+from .codec import MUTABLE, Unserialisable, decode, encode, plain_or_none, stop_arguments
 from .exceptions import describe_exception, rebuild_exception
 from .framing import FrameTooLarge, read_frame, write_frame
 from .identity import check_not_kept, check_result, mutable_parts, reference_counts
 from .mirrors import Kept, is_mutable
+from .printed import MAX_PRINTED, Tee
+from .stubs import JudgeCallable, JudgeCopy, JudgeIterator, JudgeObject
+
+# `calls` imports these from here (MAX_PRINTED is `printed`'s, the other two `codec`'s).
+__all__ = ["MAX_PRINTED", "Server", "plain_or_none", "stop_arguments"]
 
 MAX_HANDLES = 100_000
-MAX_PRINTED = 64_000
 MAX_DRAIN_BYTES = 4_000_000  # of one drain reply's items (JSON): well under a frame
 # Builtins a test passes cross by name; these modules are the ones they may come from.
 BUILTIN_MODULES = frozenset(
     {"builtins", "operator", "math", "string", "functools", "itertools", "collections"}
 )
-
-
-class Tee:
-    """The candidate's stdout during requests: written through, and kept (capped) for the
-    judge, whose doctest checker must see what the call printed."""
-
-    def __init__(self, real: TextIO) -> None:
-        self.real = real
-        self.kept: list[str] = []
-        self.size = 0
-        self.cut = False  # more was printed than is kept: the judge must not compare it
-
-    def write(self, text: str) -> int:
-        self.real.write(text)
-        piece = str(text)[: MAX_PRINTED - self.size]
-        if piece:
-            self.kept.append(piece)
-            self.size += len(piece)
-        self.cut = self.cut or len(piece) < len(text)
-        return len(text)
-
-    def flush(self) -> None:
-        self.real.flush()
-
-    def drain(self) -> dict[str, Any]:
-        """What was printed since the last frame, as that frame's fields."""
-        said: dict[str, Any] = {"printed": "".join(self.kept)} if self.kept else {}
-        if self.cut:
-            said["printed_cut"] = True
-        self.kept, self.size, self.cut = [], 0, False
-        return said
-
-    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno: the real stream's
-        return getattr(self.real, name)
-
-
-class JudgeObject:
-    # A judge object (a test's callable or iterator) seen from the candidate. Its other
-    # attributes are asked of the judge, which answers the harmless ones (``__doc__``,
-    # ``__module__``...) as plain data and makes reading the rest (``__code__``: the test's
-    # constants) a fault of the test, never the candidate's AttributeError (``calls``).
-    # No docstring: the class's own would be read as the judge object's.
-
-    __slots__ = ("__name__", "__qualname__", "_id", "_server")
-
-    def __init__(self, server: Server, ident: int, name: str) -> None:
-        self._server, self._id = server, ident
-        self.__name__ = self.__qualname__ = name
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") and name in JudgeObject.__slots__:  # not set yet: never asked
-            raise AttributeError(name)
-        return self._server.callback(self._id, "getattr", (name,), {})
-
-
-class JudgeCallable(JudgeObject):
-    # A test's function, lambda or other callable: calling it is a callback to the judge.
-
-    __slots__ = ()
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._server.callback(self._id, "call", args, kwargs)
-
-
-class JudgeIterator(JudgeObject):
-    # A test's iterator (``iter([...])``, a generator expression); not callable, so code that
-    # asks ``callable(x)`` gets the answer it would in-process.
-
-    __slots__ = ()
-
-    def __iter__(self) -> Any:
-        return self._server.callback(self._id, "iter", (), {})
-
-    def __next__(self) -> Any:
-        return self._server.callback(self._id, "next", (), {})
-
-
-class JudgeCopy(JudgeIterator):
-    # A test's list, tuple or range iterator, whose remaining items came along (``copies``):
-    # taken here, and counted for the judge, which advances its own by as many.
-
-    __slots__ = ("_items",)
-
-    def __init__(self, server: Server, ident: int, name: str, items: Any) -> None:
-        super().__init__(server, ident, name)
-        self._items = iter(items)
-
-    def __iter__(self) -> Any:
-        return self
-
-    def __next__(self) -> Any:
-        item = next(self._items)
-        self._server.consumed[self._id] = self._server.consumed.get(self._id, 0) + 1
-        return item
-
-
-# Every class body sets its own ``__doc__`` and ``__module__``: the judge object's are asked for.
-for _kind in (JudgeCallable, JudgeIterator, JudgeCopy):
-    _kind.__doc__ = property(lambda self: self.__getattr__("__doc__"))  # type: ignore[assignment]
-    _kind.__module__ = property(lambda self: self.__getattr__("__module__"))  # type: ignore[assignment]
 
 
 class Server:
@@ -385,22 +283,6 @@ class Server:
         if "raised" in frame:
             raise rebuild_exception(frame["raised"])
         return self.in_value(frame["value"])
-
-
-def plain_or_none(args: tuple[Any, ...]) -> Any:
-    try:
-        return encode(args)
-    except Unserialisable:
-        return None
-
-
-def stop_arguments(data: Any) -> tuple[Any, ...]:
-    """The arguments of a StopIteration (a generator's return value) sent as plain data."""
-    try:
-        args = decode(data)
-    except (ValueError, TypeError, KeyError, RecursionError):
-        return ()
-    return args if type(args) is tuple else ()
 
 
 def _set_attribute(target: Any, name: Any, value: Any) -> None:

@@ -1,0 +1,123 @@
+"""The judge's reading of the candidate's replies: a value, a rebuilt exception or the fault
+it means, and what the candidate printed (a mixin of `calls.Calls`).
+
+Nothing a reply says is taken on trust: a "stop" ends an iteration only as the answer to
+``next``, a returned argument or global must be one the judge knows, and an exception's
+description becomes a stand-in (`exceptions.rebuild_exception`) unless it is the test's own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from typing import TYPE_CHECKING, Any
+
+from .codec import stop_arguments
+from .exceptions import THROWN, rebuild_exception, safe_name
+from .mirrors import is_mutable
+from .printed import MAX_PRINTED
+
+if TYPE_CHECKING:
+    from .calls import Calls
+
+_STOP_ITERATION = {"type": "StopIteration", "bases": ["StopIteration", "Exception"], "message": ""}
+
+
+class Discarded(io.TextIOBase):
+    """The judge's stdout (its descriptor 1 is closed): the candidate's printed text lands here
+    unless a test (a doctest checker) has put its own stream in place."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+class Fault(BaseException):
+    """The call could not be judged; the fault kind is in ``args[0]``."""
+
+
+def answer(self: Calls, reply: dict[str, Any], *, iterating: bool = False) -> Any:
+    """The value of an operation's reply. A "stop" ends an iteration only as the answer to
+    ``next``: answering a global's lookup, an attribute, an item or a length with it would
+    raise StopIteration in the test, silently ending its ``all(map(...))`` early (verified);
+    there it is the candidate's exception, a stand-in as for calls (`rebuild_exception`)."""
+    if "stop" in reply:
+        if iterating:
+            raise StopIteration(*stop_arguments(reply["stop"]))
+        raise rebuild_exception(_STOP_ITERATION)
+    raised = self._raised(reply)
+    if raised is not None:
+        raise raised
+    if "value" not in reply:
+        self.fail("protocol_violation", "a reply without a value")
+    return self.in_value(reply["value"])
+
+
+def value(self: Calls, encoded: Any, targets: dict[int | str, Any]) -> Any:
+    """The call's result: an argument the candidate returned as itself is the test's own
+    object (written back first), so ``f(xs) is xs`` holds as it would in-process."""
+    if type(encoded) is dict and set(encoded) == {"arg"}:
+        if encoded["arg"] not in targets:
+            self.fail("protocol_violation", "a returned argument that was not passed")
+        return targets[encoded["arg"]]
+    if type(encoded) is dict and set(encoded) == {"global", "copy"}:
+        # The candidate returned one of its globals: the tests' copy of it (``mirrors``).
+        name = str(encoded["global"])
+        kept = self.kept.get(name)
+        if kept is not None:  # in step: this frame's report was applied before
+            return kept
+        value = self.in_value(encoded["copy"])
+        if not is_mutable(value):
+            self.fail("protocol_violation", "a returned global that is not mutable")
+        return self.kept.adopt(name, value)
+    return self.in_value(encoded)
+
+
+def raised(self: Calls, reply: dict[str, Any]) -> BaseException | None:
+    """What the candidate raised, rebuilt; or the fault it means (see the module docstring)."""
+    if "unserialisable" in reply:
+        self.fail("unserialisable", str(reply["unserialisable"]), sticky=False)
+    raised = reply.get("raised")
+    if raised is None:
+        return None
+    if not isinstance(raised, dict):
+        self.fail("protocol_violation", "malformed exception in the reply")
+    kind, message = raised.get("type"), str(raised.get("message", ""))[:400]
+    if kind == "ModuleNotFoundError":
+        self.fail(
+            "missing_dependency",
+            f"the candidate imports a module the sandbox image lacks: {message}",
+            sticky=False,
+        )
+    if not self.has_context and lacks_context(raised):
+        detail = f"judged without its module (no context): {message}"
+        self.fail("missing_context", detail, sticky=False)
+    thrown = raised.get(THROWN)
+    if type(thrown) is int and 0 <= thrown < len(self.thrown):
+        original = self.thrown[thrown]
+        if type(original).__name__ == safe_name(kind):
+            return original  # the test's own exception, raised on through the candidate
+    return rebuild_exception(raised)
+
+
+def show(self: Calls, frame: dict[str, Any]) -> None:
+    """What the candidate printed, on the judge's stdout; a test's own stream that refuses it
+    (closed) is the test's affair, never a fault of the candidate's. Output past the cap
+    cannot be compared: a test that captures it (a doctest) cannot be judged, never FAIL."""
+    printed = frame.get("printed")
+    if type(printed) is str:
+        with contextlib.suppress(Exception):
+            sys.stdout.write(printed[:MAX_PRINTED])
+    if frame.get("printed_cut") is True and not isinstance(sys.stdout, Discarded):
+        detail = f"the candidate printed more than the {MAX_PRINTED} characters kept of it"
+        self.last_fault = ("unserialisable", detail)
+
+
+def lacks_context(info: dict[str, Any]) -> bool:
+    """Whether an exception (by its description) says the code ran without its module: a name
+    the module would define (the interpreter's NameError names it; one the code raises itself,
+    ``raise NameError("no such option")``, is its answer), or a relative import. Only ever
+    asked of a job with no context."""
+    kind, message = info.get("type"), str(info.get("message", ""))
+    relative = kind == "ImportError" and message.startswith("attempted relative import")
+    return (kind == "NameError" and type(info.get("name")) is str) or relative
