@@ -4,7 +4,9 @@ The plan comes from trusted inputs only (the candidate's text parsed, never run;
 module context) and goes into the job as ``bind`` and into the verdict as ``alias``: the
 candidate's process never chooses it.
 
-* The candidate's text defines the name the tests call: bound to itself.
+* The candidate's text defines the name the tests call: bound to itself; unless the tests
+  import that name from another module of the candidate's package (a curried wrapper): then
+  the examples never call the plain function, and the job is refused as ``missing_context``.
 * A method snippet judged in its class: the tests' name is its class or another name its module
   defines (a factory), bound to itself, only when the tests reach the method (an attribute of
   its name read, or the syntax that runs a dunder: `guardrail.reach`); never an alias.
@@ -39,6 +41,7 @@ class BindPlan:
     bind: dict[str, str] | None
     alias: str | None = None
     refusal: str = ""
+    lacks_context: bool = False  # refused for want of context the job cannot carry, not the code
 
 
 def plan_binding(
@@ -47,11 +50,13 @@ def plan_binding(
     *,
     qualified_name: str = "",
     module_source: str | None = None,
+    package: str | None = None,
 ) -> BindPlan:
     """The binding plan of ``code`` for ``spec``; see the module docstring.
 
-    ``qualified_name`` and ``module_source`` (the candidate's module with its text substituted)
-    are given when the candidate is judged in its module context.
+    ``qualified_name``, ``module_source`` (the candidate's module with its text substituted)
+    and ``package`` (its top-level package) are given when the candidate is judged in its module
+    context.
     """
     name = spec.entry_point
     tree = ast.parse(code)  # the gate prechecked it
@@ -60,7 +65,7 @@ def plan_binding(
         return _method_plan(name, spec, parts, module_source or "")
     own = _defined(tree.body)
     if name in own:
-        return BindPlan({name: name})
+        return _own_plan(name, spec, package)
     bound, called = _test_names(spec)
     if name in bound:
         # The tests define the name themselves (``from collections import deque``: an entry
@@ -200,6 +205,40 @@ def _signatures(tree: ast.Module) -> dict[str, _Function]:
 
 def _describe(functions: dict[str, _Function]) -> str:
     return ", ".join(f"{n}({ast.unparse(f.args)})" for n, f in sorted(functions.items()))
+
+
+def _own_plan(name: str, spec: Spec, package: str | None) -> BindPlan:
+    """The candidate's text defines the tests' name: bound to itself, unless the tests import
+    that name from another module of the candidate's package (``>>> from toolz.curried import
+    do``): the examples then call what that module makes of the function (a curried wrapper),
+    and binding the plain function would judge what they never call (a correct function came
+    out failed); that cannot be tied to the text on the host, so it is unjudgeable here."""
+    wrapper = _imported_from(spec, name, package)
+    if wrapper is None:
+        return BindPlan({name: name})
+    return BindPlan(
+        None,
+        refusal=f"the tests import {name!r} from {wrapper}, which wraps or re-exports the"
+        " candidate; what that module makes of it is not judged in this job",
+        lacks_context=True,
+    )
+
+
+def _imported_from(spec: Spec, name: str, package: str | None) -> str | None:
+    """The module of the candidate's own package ``name`` is imported from by the setup or the
+    tests (``from toolz.curried import do``), or None."""
+    if package is None:
+        return None
+    for text in [spec.setup, *spec.tests]:
+        for node in ast.walk(ast.parse(text)):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.level == 0
+                and (node.module or "").split(".")[0] == package
+                and any((alias.asname or alias.name) == name for alias in node.names)
+            ):
+                return str(node.module)
+    return None
 
 
 def _test_names(spec: Spec) -> tuple[set[str], set[str]]:

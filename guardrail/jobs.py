@@ -62,7 +62,12 @@ def prepare_job(
             " context (file, module, root in its metadata; see guardrail.context_metadata)",
         )
     module_source = None if payload is None else payload["modules"][payload["module"]]["source"]
-    plan = plan_binding(code, spec, qualified_name=qualified_name, module_source=module_source)
+    package = None if payload is None else str(payload["module"]).split(".")[0]
+    plan = plan_binding(
+        code, spec, qualified_name=qualified_name, module_source=module_source, package=package
+    )
+    if plan.bind is None and plan.lacks_context:
+        return Verdict.unjudged(Status.UNVERIFIABLE, Reason.MISSING_CONTEXT, plan.refusal)
     if plan.bind is None:
         return Verdict.unjudged(Status.ERROR, Reason.MISSING_ENTRY_POINT, plan.refusal)
     plain = payload is None and plan.alias is None

@@ -101,6 +101,21 @@ def test_a_name_the_tests_define_themselves_binds_what_they_call_of_the_candidat
     assert "define 'deque' themselves" in other.refusal
 
 
+def test_the_tests_import_of_the_name_from_the_package_is_not_the_plain_function() -> None:
+    """toolz ``do``: its doctest imports the curried ``do`` from ``toolz.curried``; binding the
+    name to the plain function judged what the examples never call (a correct function came out
+    failed). Refused for want of context, never bound; from elsewhere the candidate is bound."""
+    code = "def do(func, x):\n    func(x)\n    return x\n"
+    curried = Spec.build(
+        ["__doctest_example__('do(log.append)(1)', '1')"], "do", "from toolz.curried import do"
+    )
+    refused = plan_binding(code, curried, module_source=code, package="toolz")
+    assert refused.bind is None and refused.lacks_context
+    assert "toolz.curried" in refused.refusal
+    assert plan_binding(code, curried, module_source=code, package="other").bind == {"do": "do"}
+    assert plan_binding(code, curried).bind == {"do": "do"}  # no context: no package to wrap it
+
+
 def test_no_alias_among_several_plausible_functions_or_through_a_star_import() -> None:
     two = CLAMP + "\n\ndef other(x, lo, hi):\n    return x\n"
     assert plan_binding(two, spec("assert limit(1, 0, 2) == 1", entry_point="limit")).bind is None
