@@ -43,6 +43,7 @@ VALUES = [
     decimal.Decimal("1.10"),
     fractions.Fraction(3, 4),
     slice(1, None, -1),
+    [(1, int), ("a", str), type(None), dict],
 ]
 
 

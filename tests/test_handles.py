@@ -636,3 +636,16 @@ def test_a_context_modules_mutable_global_is_one_object_under_both_names() -> No
     wrong = source.replace("REGISTRY[name] = 1", "REGISTRY[name.upper()] = 1")
     report = _judge_here(wrong, tests, context=context(wrong), entry_point="register", ship=True)
     assert report["status"] == "failed", report
+
+
+def test_the_codecs_own_types_cross_as_themselves(gate: Gate) -> None:
+    """boltons ``get_format_args`` returns ``[(1, int)]``: a returned builtin type crossed as a
+    handle, and ``== [(1, int)]`` was False, so a correct function failed. The codec's value
+    types are plain data now; anything else a candidate returns stays a handle."""
+    spec = Spec.from_tests(
+        ["assert kinds('x') == [(0, str), (1, int)]", "assert kinds('x')[0][1] is str"]
+    )
+    honest = "def kinds(text):\n    return [(0, str), (1, int)]\n"
+    right, wrong = gate.verify([honest, honest.replace("int)]", "float)]")], spec)
+    assert right.status is Status.VERIFIED, right
+    assert wrong.status is Status.FAILED, wrong

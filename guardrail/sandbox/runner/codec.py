@@ -37,6 +37,17 @@ _MAPPING_TAGS: dict[type, str] = {
 # builtin the candidate uses its own of (``{"builtin": "module:qualname"}``).
 REFERENCE_KEYS = frozenset({"handle", "global", "cb", "builtin"})
 
+# The codec's own value types cross as themselves (``[(1, int)]``, ``type(x) is dict``): a type
+# is immutable, and the judge's ``int`` is what the candidate's ``int`` is. Nothing else: a
+# builtin function returned by the candidate is its object (a handle), never the judge's.
+_VALUE_TYPES: dict[str, type] = {
+    kind.__name__: kind
+    for kind in (
+        *(bool, int, float, complex, str, bytes, bytearray),
+        *(list, tuple, dict, set, frozenset, range, slice, type(None)),
+    )
+}
+
 Other = Callable[[object], Any]
 Ref = Callable[[dict[str, Any]], Any]
 
@@ -85,6 +96,10 @@ def encode(value: object, depth: int = 0, other: Other | None = None) -> Any:
         return {
             "sl": [encode(part, inner, other) for part in (value.start, value.stop, value.step)]
         }
+    if kind is type:
+        name = getattr(value, "__name__", "")
+        if _VALUE_TYPES.get(name) is value:
+            return {"ty": name}
     if other is not None:
         return other(value)
     raise Unserialisable(f"a value of type {kind.__qualname__} cannot cross as plain data")
@@ -168,6 +183,11 @@ def decode(data: Any, ref: Ref | None = None) -> Any:
         return fractions.Fraction(*[_decode_int(item) for item in payload])
     if tag == "sl":
         return slice(*[decode(item, ref) for item in payload])
+    if tag == "ty":
+        kind = _VALUE_TYPES.get(payload) if type(payload) is str else None
+        if kind is None:
+            raise ValueError("malformed type")
+        return kind
     raise ValueError(f"unknown value tag {tag!r}")
 
 
