@@ -649,3 +649,25 @@ def test_the_codecs_own_types_cross_as_themselves(gate: Gate) -> None:
     right, wrong = gate.verify([honest, honest.replace("int)]", "float)]")], spec)
     assert right.status is Status.VERIFIED, right
     assert wrong.status is Status.FAILED, wrong
+
+
+def test_a_candidate_descriptor_on_a_tests_class_is_unjudgeable_never_failed(gate: Gate) -> None:
+    """boltons ``cachedmethod``: a test decorates its own method with the candidate's
+    decorator; in-process the wrapper binds to the test's instance (``__get__``). Its handle
+    did not, got the argument as ``self``, and a correct function failed."""
+    code = (
+        "class _Cached:\n"
+        "    def __init__(self, func):\n"
+        "        self.func = func\n"
+        "    def __get__(self, obj, objtype=None):\n"
+        "        return lambda *args: self.func(obj, *args)\n"
+        "def cached(func):\n"
+        "    return _Cached(func)\n"
+    )
+    test = (
+        "class Lowerer:\n    @cached\n    def lower(self, text):\n        return text.lower()\n"
+        "assert Lowerer().lower('WOW') == 'wow'"
+    )
+    (verdict,) = gate.verify([code], Spec.from_tests([test], entry_point="cached"))
+    assert verdict.status is Status.UNVERIFIABLE, verdict
+    assert verdict.reason is Reason.UNSERIALISABLE, verdict

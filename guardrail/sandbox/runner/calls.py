@@ -114,7 +114,7 @@ class Calls:
             name, calls = safe_name(info["name"]), info["calls"]
             if type(calls) is not bool:
                 raise ValueError("a class description without a bool 'calls'")
-            return remote_class(self, ident, name, calls)
+            return remote_class(self, ident, name, calls, binds=info.get("binds") is True)
         kind = self._resolve(ref["of"])
         if type(kind) is not RemoteClass:
             raise ValueError("a candidate object whose class is not a class")

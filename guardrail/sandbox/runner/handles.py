@@ -87,7 +87,8 @@ class Server:
         description: dict[str, Any] = {"handle": self._keep(value), "type": kind.__name__[:100]}
         if isinstance(value, type):  # a class: the judge's stand-in for it is a class too
             calls = any("__call__" in vars(klass) for klass in value.__mro__)
-            description["class"] = {"name": value.__name__[:100], "calls": calls}
+            binds = any("__get__" in vars(klass) for klass in value.__mro__)
+            description["class"] = {"name": value.__name__[:100], "calls": calls, "binds": binds}
         else:  # its class crosses with it, so that ``type(a) is type(b)`` holds in the judge
             description["of"] = self.handle_of(kind)
         return description

@@ -212,16 +212,23 @@ for _name in _REFUSED:
         setattr(RemoteClass, f"__{_name}__", _refusal(f"__{_name}__"))
 
 
-def remote_class(judge: Calls, ident: int, name: str, calls: bool) -> RemoteClass:
-    """A new stand-in for the candidate class ``ident`` (``calls``: its instances are callable)."""
+def remote_class(
+    judge: Calls, ident: int, name: str, calls: bool, *, binds: bool = False
+) -> RemoteClass:
+    """A new stand-in for the candidate class ``ident`` (``calls``: its instances are callable;
+    ``binds``: they are descriptors, as a decorator's method wrapper is)."""
     base = RemoteCallable if calls else RemoteHandle
-    namespace = {
+    namespace: dict[str, Any] = {
         "__slots__": (),
         "_RemoteClass__judge": judge,
         "_RemoteClass__ref": {"handle": ident},
         "__doc__": _forwarded("__doc__"),  # an instance's, from the candidate
         "__module__": _forwarded("__module__"),
     }
+    if binds:
+        # Kept as an attribute of a test's class (``@cachedmethod('cache')`` on a test method),
+        # it would bind to the test's instance in-process; the test's instance cannot cross.
+        namespace["__get__"] = _refusal("__get__ (binding a candidate descriptor)")
     return RemoteClass(name, (base,), namespace)
 
 
