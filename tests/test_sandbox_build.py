@@ -7,12 +7,11 @@ the tests create are removed by them, and only those.
 
 from __future__ import annotations
 
-import os
-
 import base64
 import hashlib
 import io
 import json
+import os
 import subprocess
 import sys
 import tarfile
