@@ -11,8 +11,8 @@ whether a folder may take this run's outputs:
   ``summary.json``, ``report.*``, ``plots/*.png|svg|pdf``, and the temporaries an interrupted
   write left): only with ``force``; `replace_outputs` then writes the new files and removes
   every earlier one the run did not rewrite, so no stale result sits next to the new summary;
-- holding anything else (a file or folder the eval does not write, a symbolic link): never,
-  even with ``force``: the eval deletes only what it wrote.
+- holding anything else (a file or folder the eval does not write, a symbolic link in it):
+  never, even with ``force``: the eval deletes only what it wrote.
 
 Refusals are `OutFolderError` (bad input, exit 2), raised before any file is touched.
 """
@@ -104,7 +104,7 @@ def check_out_folder(path: Path, *, force: bool) -> OutFolder:
         OutFolderError: ``path`` is a file; it holds anything the eval does not write; or it
             holds an earlier run's outputs and ``force`` is off.
     """
-    if path.is_symlink() or (path.exists() and not path.is_dir()):
+    if path.exists() and not path.is_dir():
         raise OutFolderError(
             f"--out {path} is a file; expected a folder (it is created when missing)",
             hint="choose a new or empty folder with --out",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from typer.testing import CliRunner
@@ -139,7 +140,9 @@ def _pool() -> Pool:
 
 
 def _contradiction(pool: Pool, qid: str, cid: str) -> Contradiction:
-    role = "canonical" if pool.corpus[cid].label == "correct" else "distractor"
+    role: Literal["canonical", "distractor"] = (
+        "canonical" if pool.corpus[cid].label == "correct" else "distractor"
+    )
     return Contradiction(
         query_id=qid,
         corpus_id=cid,
