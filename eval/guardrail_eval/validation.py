@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -84,9 +85,9 @@ class Contradiction(BaseModel, frozen=True):
 
     def describe(self) -> str:
         """``corpus.jsonl:3: c_0002, paired distractor of q_0001 (queries.jsonl:1), passes...``"""
-        query_at = f"{self.query_file.rsplit('/', 1)[-1]}:{self.query_line}"
-        if self.query_line is None:
-            query_at = self.query_file.rsplit("/", 1)[-1]
+        query_at = PurePath(self.query_file).name
+        if self.query_line is not None:
+            query_at += f":{self.query_line}"
         role = "canonical" if self.role == "canonical" else "paired distractor"
         return (
             f"{self.location}: {self.corpus_id}, {role} of {self.query_id} ({query_at}),"
@@ -133,7 +134,7 @@ class ValidationSummary(BaseModel):
             " sandbox fault or starved timeout)"
         )
         if self.faults:
-            text += f"; {len(self.faults)} could not be checked (sandbox faults, listed above)"
+            text += f"; {len(self.faults)} could not be checked (sandbox faults, listed as such)"
         if not self.relabelled:
             agree = "every label checked agrees" if self.faults else "every label agrees"
             return f"{text}; {agree} with execution."
@@ -182,9 +183,11 @@ class PoolValidation:
             retried=self.retried,
             relabelled=changes,
             faults=self.faults,
-            dropped_queries=[
-                c.contradiction.query_id for c in changes if c.action == "query dropped"
-            ],
+            dropped_queries=list(
+                dict.fromkeys(
+                    c.contradiction.query_id for c in changes if c.action == "query dropped"
+                )
+            ),
         )
         return pool, summary
 
