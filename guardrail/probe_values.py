@@ -75,22 +75,25 @@ def mutations(value: Any, rng: random.Random) -> Iterator[Any]:
 
 
 def _text_mutations(value: Any) -> Iterator[Any]:
-    empty = value[:0]
+    empty, space = value[:0], (b" " if isinstance(value, bytes) else " ")
     yield empty
-    if value:
-        first = value[:1]
-        changed = (
-            bytes([(first[0] + 1) % 256])
-            if isinstance(value, bytes)
-            else chr(ord(first) + 1 if first != "\uffff" else 65)
-        )
-        yield changed + value[1:]  # one character changed
-        yield value[1:]  # one dropped
-        yield value + value[-1:]  # one added
-        yield value[::-1]
-        yield value.upper() if value.upper() != value else value.lower()
-    else:
-        yield b"a" if isinstance(value, bytes) else "a"
+    if not value:
+        yield from ([b"a", b" ", b"a b "] if isinstance(value, bytes) else ["a", " ", "a b "])
+        return
+    first = value[:1]
+    changed = (
+        bytes([(first[0] + 1) % 256])
+        if isinstance(value, bytes)
+        else chr(ord(first) + 1 if first != "\uffff" else 65)
+    )
+    yield changed + value[1:]  # one character changed
+    yield value[1:]  # one dropped
+    yield value + value[-1:]  # one added
+    yield value[::-1]
+    yield space + value  # surrounding whitespace: strip, split and trim bugs
+    yield value + space
+    yield value.upper() if value.upper() != value else value.lower()
+    yield value + value
 
 
 def _sequence_mutations(items: list[Any], rng: random.Random) -> Iterator[list[Any]]:

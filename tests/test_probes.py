@@ -169,3 +169,29 @@ def test_a_rendered_question_is_plain_capped_text() -> None:
         and "b\\n2 (rank 1)" in text
     )
     assert "assert f('\\x1b[2J') == 2" in text
+
+
+def test_constant_expressions_names_and_loops_of_the_tests_are_seeds() -> None:
+    spec = Spec.build(
+        [
+            "assert bits(2**40 - 1) == 40",
+            "xs = list(range(4))\nassert page(xs, 2) == [2, 3]",
+            "for n, want in EXPECTED.items():\n    assert bits(n) == want",
+            "assert bits(10**10**9) == 0",  # too large to compute: not a seed
+            "assert bits(len(open('/etc/passwd').read())) == 0",  # code, not a constant
+        ],
+        "bits",
+        setup="EXPECTED = {0: 0, 7: 3, 8: 1, 9: 2}",
+    )
+    seeds = [p.call for p in generate_probes(spec, []) if p.origin == "test"]
+    assert seeds == ["bits(1099511627775)", "bits(0)", "bits(7)", "bits(8)"]  # 3 loop items
+
+
+def test_numbers_are_set_to_the_other_arguments_boundaries() -> None:
+    spec = Spec.from_tests(["assert clamp(5, 0, 10) == 5"])
+    calls = {p.call for p in generate_probes(spec, [], limit=200)}
+    assert {"clamp(10, 0, 10)", "clamp(11, 0, 10)", "clamp(5, 0, 6)", "clamp(5, 4, 10)"} <= calls
+    take = Spec.from_tests(["assert take([1, 2, 3], 1) == [1]"])
+    assert {"take([1, 2, 3], 3)", "take([1, 2, 3], 4)"} <= {
+        p.call for p in generate_probes(take, [], limit=200)
+    }
