@@ -12,7 +12,7 @@ one on which they disagree (`guardrail.questions`). The inputs come, in this ord
 3. ``mutation``: each argument of those calls edited once (`guardrail.probe_values.mutations`),
    and each number argument set to another argument (a number, or a length) and one either
    side of it; taken round-robin over the calls and their arguments so every one gets edited
-   within the cap;
+   within the cap; then, while the cap allows, two arguments edited at once;
 4. ``type-hint``: only when 1-2 found no argument to edit, example values of the candidates'
    parameter annotations (``int``, ``str``, ``list[int]``, ``dict[str, int] | None``...), one
    parameter varied at a time.
@@ -47,6 +47,7 @@ __all__ = ["Probe", "generate_probes"]
 Origin = Literal["test", "doctest", "mutation", "type-hint"]
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 _MUTATIONS_PER_ARGUMENT = 12
+_PAIRED = 5  # mutations of each argument crossed in two-argument edits
 
 
 class Probe(BaseModel):
@@ -125,7 +126,12 @@ def generate_probes(
         add(call, origin)  # type: ignore[arg-type]  # the two literals above
     groups = [_edits(call, index, rng) for call, _ in seeds for index in _positions(call)]
     groups += [_related(call) for call, _ in seeds]
-    for edited in _round_robin(groups):
+    pairs = [
+        _pair_edits(call, first, second, rng)
+        for call, _ in seeds
+        for first, second in itertools.combinations(_positions(call), 2)
+    ]
+    for edited in itertools.chain(_round_robin(groups), _round_robin(pairs)):
         if len(probes) >= limit:
             break
         add(edited, "mutation")
@@ -308,6 +314,15 @@ def _edits(call: Call, position: int | str, rng: random.Random) -> Iterator[Call
             yield [*args[:position], value, *args[position + 1 :]], kwargs
         else:
             yield args, [(n, value if n == position else v) for n, v in kwargs]
+
+
+def _pair_edits(
+    call: Call, first: int | str, second: int | str, rng: random.Random
+) -> Iterator[Call]:
+    """``call`` with two arguments edited at once (their first few mutations crossed): bugs
+    that only show when, say, the list is short and the size small."""
+    for edited in itertools.islice(_edits(call, first, rng), _PAIRED):
+        yield from itertools.islice(_edits(edited, second, rng), _PAIRED)
 
 
 def _related(call: Call) -> Iterator[Call]:
