@@ -56,8 +56,8 @@ def mutations(value: Any, rng: random.Random) -> Iterator[Any]:
     if kind is bool:
         yield not value
     elif kind is int:
-        yield from (0, 1, -1, value + 1, value - 1, -value, 2, value * 2 + rng.randint(3, 9))
-        yield 10**6
+        yield from (0, 1, -1, value + 1, value - 1, -value, 2, 3, 4, 5)
+        yield from (value * 2 + rng.randint(3, 9), 10**6)
     elif kind is float:
         yield from (0.0, -1.0, value + 1.0, value - 1.0, -value, value / 2, value * 10 + 0.5)
     elif kind in (str, bytes):

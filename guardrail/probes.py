@@ -12,7 +12,8 @@ one on which they disagree (`guardrail.questions`). The inputs come, in this ord
 3. ``mutation``: each argument of those calls edited once (`guardrail.probe_values.mutations`),
    and each number argument set to another argument (a number, or a length) and one either
    side of it; taken round-robin over the calls and their arguments so every one gets edited
-   within the cap; then, while the cap allows, two arguments edited at once;
+   within the cap; each parameter a call leaves to its default passed, set to the default's
+   edits; then, while the cap allows, two arguments edited at once;
 4. ``type-hint``: only when 1-2 found no argument to edit, example values of the candidates'
    parameter annotations (``int``, ``str``, ``list[int]``, ``dict[str, int] | None``...), one
    parameter varied at a time.
@@ -46,7 +47,7 @@ __all__ = ["Probe", "generate_probes"]
 
 Origin = Literal["test", "doctest", "mutation", "type-hint"]
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
-_MUTATIONS_PER_ARGUMENT = 12
+_MUTATIONS_PER_ARGUMENT = 14
 _PAIRED = 5  # mutations of each argument crossed in two-argument edits
 
 
@@ -126,6 +127,8 @@ def generate_probes(
         add(call, origin)  # type: ignore[arg-type]  # the two literals above
     groups = [_edits(call, index, rng) for call, _ in seeds for index in _positions(call)]
     groups += [_related(call) for call, _ in seeds]
+    functions = [_function(tree, spec.entry_point) for tree in trees]
+    groups += [_defaults_edited(call, functions, rng) for call, _ in seeds]
     pairs = [
         _pair_edits(call, first, second, rng)
         for call, _ in seeds
@@ -263,14 +266,23 @@ def _test_calls(spec: Spec) -> list[Call]:
         _bind_constants(setup, known)
     for test in spec.tests:
         tree = ast.parse(test)  # the spec parsed it when it was built
-        found += _literal_calls(tree, {spec.entry_point}, known)
-        found += _loop_calls(tree, {spec.entry_point}, known)
-        _bind_constants(tree, known)
+        found += _statement_calls(tree, {spec.entry_point}, known)
         for source in example_sources(tree):
             example = _parsed(source)
             if example is not None:
-                found += _literal_calls(example, {spec.entry_point}, known)
-                _bind_constants(example, known)
+                found += _statement_calls(example, {spec.entry_point}, known)
+    return found
+
+
+def _statement_calls(tree: ast.Module, names: set[str], known: dict[str, Any]) -> list[Call]:
+    """The constant calls of ``tree``'s statements in order, each seeing the names the ones
+    before it bound (``xs = [3, 1]`` then ``sort_in_place(xs)``), and recording its own."""
+    found: list[Call] = []
+    for statement in tree.body:
+        single = ast.Module(body=[statement], type_ignores=[])
+        found += _literal_calls(statement, names, known)
+        found += _loop_calls(single, names, known)
+        _bind_constants(single, known)
     return found
 
 
@@ -314,6 +326,47 @@ def _edits(call: Call, position: int | str, rng: random.Random) -> Iterator[Call
             yield [*args[:position], value, *args[position + 1 :]], kwargs
         else:
             yield args, [(n, value if n == position else v) for n, v in kwargs]
+
+
+def _defaults_edited(
+    call: Call, functions: Sequence[_Function | None], rng: random.Random
+) -> Iterator[Call]:
+    """``call`` with a parameter it leaves to its default passed by keyword, set to each edit
+    of that default (or, for a ``None`` default, to examples of its annotation): a bug in how
+    an optional argument is used never shows while the tests leave it out."""
+    args, kwargs = call
+    given = {name for name, _ in kwargs}
+    seen: set[str] = set()
+    for function in functions:
+        if function is None:
+            continue
+        signature = function.args
+        positional = [*signature.posonlyargs, *signature.args]
+        defaulted = list(
+            zip(
+                positional[len(positional) - len(signature.defaults) :],
+                signature.defaults,
+                strict=True,
+            )
+        )
+        defaulted += [
+            (p, d) for p, d in zip(signature.kwonlyargs, signature.kw_defaults, strict=True) if d
+        ]
+        for parameter, default in defaulted:
+            name = parameter.arg
+            if name in given or name in seen or parameter in signature.posonlyargs:
+                continue
+            if parameter in positional and positional.index(parameter) < len(args):
+                continue
+            seen.add(name)
+            try:
+                value = constant_value(default, {})
+            except NotConstantError:
+                continue
+            values = list(itertools.islice(mutations(value, rng), _MUTATIONS_PER_ARGUMENT))
+            for variant in values if value is not None else hint_values(parameter.annotation):
+                if variant is not None or value is not None:
+                    yield args, [*kwargs, (name, variant)]
 
 
 def _pair_edits(
