@@ -92,8 +92,11 @@ class Probe(BaseModel):
 
     @property
     def test(self) -> str:
-        """The probe test the judge runs: it records what the call gave (`runner.observing`)."""
-        return f"{OBSERVER}(lambda: {self.call})"
+        """The probe test the judge runs: it records what the call gave, and what became of the
+        mutable arguments it passed (`runner.observing`)."""
+        parts = [*self.args, *(f"{name}={text}" for name, text in self.kwargs)]
+        call = f"lambda *a, **k: {self.entry_point}(*a, **k)"
+        return f"{OBSERVER}({', '.join([call, *parts])})"
 
 
 def _check_literal(text: str) -> None:
