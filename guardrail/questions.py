@@ -85,7 +85,11 @@ _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 def _shown(observation: Observation) -> str:
     if observation.kind == "raises":
         return f"raises {observation.text}"
-    return f"returns {one_line(observation.text, 300)}"
+    shown = f"returns {one_line(observation.text, 300)}"
+    if observation.after:
+        states = ", ".join(one_line(text, 200) for text in observation.after)
+        shown += f", leaving its mutable arguments as {states}"
+    return shown
 
 
 def answer_test(probe: Probe, observation: Observation) -> str | None:
@@ -101,12 +105,57 @@ def answer_test(probe: Probe, observation: Observation) -> str | None:
         )
     if observation.kind != "value":
         return None
+    names, values = _mutable_arguments(probe)
     try:
         value = ast.literal_eval(observation.text)
-        faithful = key_of(value) == observation.key  # not capped, and reads back equal
+        after = [ast.literal_eval(text) for text in observation.after]
+        # Faithful: not capped, and reads back to the value (and states) the key names.
+        faithful = key_of((value, tuple(after)) if after else value) == observation.key
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
-    return f"assert {probe.call} == {observation.text}" if faithful else None
+    if not faithful or len(after) != len(names):
+        return None
+    if not names:
+        return f"assert {probe.call} == {observation.text}"
+    call = _call_with(probe, names)
+    lines = [f"{name} = {text}" for name, text in values.items()]
+    lines.append(f"assert {call} == {observation.text}")
+    lines += [
+        f"assert {name} == {text}" for name, text in zip(names, observation.after, strict=True)
+    ]
+    return "\n".join(lines)
+
+
+def _mutable_arguments(probe: Probe) -> tuple[list[str], dict[str, str]]:
+    """Names for the probe's mutable arguments (``arg1``, ``arg2``... by position, the keyword
+    otherwise), in the order the judge reports their states, and each one's source text."""
+    names: list[str] = []
+    values: dict[str, str] = {}
+    for index, text in enumerate(probe.args, start=1):
+        if type(ast.literal_eval(text)) in _MUTABLE:
+            names.append(f"arg{index}")
+            values[f"arg{index}"] = text
+    for keyword, text in probe.kwargs:
+        if type(ast.literal_eval(text)) in _MUTABLE:
+            names.append(f"{keyword}_arg")
+            values[f"{keyword}_arg"] = text
+    return names, values
+
+
+def _call_with(probe: Probe, names: list[str]) -> str:
+    """The probe's call with its mutable arguments replaced by the names they are bound to."""
+    values = iter(names)
+    args = [
+        next(values) if type(ast.literal_eval(text)) in _MUTABLE else text for text in probe.args
+    ]
+    kwargs = [
+        f"{keyword}={next(values) if type(ast.literal_eval(text)) in _MUTABLE else text}"
+        for keyword, text in probe.kwargs
+    ]
+    return f"{probe.entry_point}({', '.join([*args, *kwargs])})"
+
+
+_MUTABLE = (list, dict, set)  # the mutable types a literal can build
 
 
 def observations_of(verdict: Verdict, probes: Sequence[Probe]) -> list[Observation]:

@@ -390,7 +390,8 @@ class _Loop:
         self.report = report
         self.sandbox = RetryingSandbox.around(gate.sandbox)
         cache = gate.cache if gate.cache is not None else False
-        self.gate = Gate(self.sandbox, cache=cache, policy=self.settings.policy)
+        # Arms without questions never pay for them (the ask arms use `asking.ask_rounds`).
+        self.gate = Gate(self.sandbox, cache=cache, policy=self.settings.policy, ask=False)
         self.judge = _Judge(Gate(self.sandbox, cache=cache), specs)
         self.timings: dict[str, float] = {}
 
