@@ -2,11 +2,15 @@
 
 For every retrieval system and query (`run_eval`):
 
-1. retrieve the top ``max(fetch_k, max(ks))`` snippets (the ungated arm hands over the top
-   ``max(ks)`` as they are);
-2. gate the top ``fetch_k`` once per visible-test setting: the Gate verifies them against the
-   first N tests (or all) and its policy orders what it hands over; the call is timed, and its
-   sandbox runs and cache hits are counted (the gate cost an agent would pay);
+1. retrieve the top ``max(fetch_k, max(ks))`` snippets, ties ordered fairly
+   (`guardrail_eval.ties`); the ungated arm hands over the top ``max(ks)`` as they are, the
+   structural arm reorders the top ``fetch_k`` without running anything
+   (`guardrail_eval.structural`);
+2. gate the top ``fetch_k``: once with every test (the upper bound), and per visible-test
+   setting N once per draw with N random tests (`guardrail_eval.visible`), optionally with the
+   ask loop (`guardrail_eval.asking`); each call is timed, its sandbox runs and cache hits are
+   counted (the gate cost an agent would pay). Every gate run is a real run (the verdict cache
+   may answer it); no subset's verdict is derived from per-test outcomes;
 3. judge every snippet retrieved against the query's **full** suite through the same sandbox and
    verdict cache: ``passes_all_tests`` (and so exec@k, precision@k and the agent view) is always
    decided by execution on all tests, hidden ones included. A snippet of another task almost
@@ -32,26 +36,24 @@ from guardrail.gate import Candidate, Gate, GatedCandidate, GateResult, Policy
 from guardrail.sandbox.base import Sandbox
 from guardrail.spec import Spec
 from guardrail.verdict import Verdict
+from guardrail_eval.arms import Arm, ArmKind, GateCost, JudgedItem, QueryOutcome
 from guardrail_eval.errors import EvalSettingError
 from guardrail_eval.faults import RetryingSandbox, fault_reason
-from guardrail_eval.metrics import DEFAULT_KS, RankedQuery
+from guardrail_eval.metrics import DEFAULT_KS
 from guardrail_eval.pool import Pool, Query
+from guardrail_eval.structural import structural_order
 from guardrail_eval.systems import Retrieval, RetrievalSystem
+from guardrail_eval.visible import DEFAULT_DRAWS, visible_indices, visible_spec
 
 __all__ = [
-    "Arm",
     "EvalProgress",
     "EvalRun",
     "EvalSettings",
     "FaultedVerdict",
-    "GateCost",
-    "JudgedItem",
-    "QueryOutcome",
     "SystemRun",
     "check_sandbox",
     "parse_visible_tests",
     "run_eval",
-    "visible_label",
 ]
 
 EvalProgress = Callable[[str, int, int], None]
@@ -60,26 +62,21 @@ EvalProgress = Callable[[str, int, int], None]
 _TRUTH_CHUNK = 64  # ground-truth jobs per gate call: large enough to keep the pool busy
 
 
-def parse_visible_tests(text: str) -> int | None:
-    """``"all"`` -> None (the gate sees every test); ``"N"`` -> N (the first N tests).
+def parse_visible_tests(text: str) -> int:
+    """``"N"`` -> N: the gate sees N random tests per query and draw.
 
     Raises:
-        EvalSettingError: anything else, or N below 1.
+        EvalSettingError: anything else (``all`` included: the upper bound always runs), or N
+            below 1.
     """
-    value = text.strip().lower()
-    if value == "all":
-        return None
+    value = text.strip()
     if not value.isdigit() or int(value) < 1:
         raise EvalSettingError(
-            f"--visible-tests must be 'all' or a whole number >= 1, not {text!r}",
-            hint="for example --visible-tests 1 (the gate sees the first test only)",
+            f"--visible-tests must be a whole number >= 1, not {text!r}",
+            hint="for example --visible-tests 1; the gate with all tests (the upper bound)"
+            " always runs",
         )
     return int(value)
-
-
-def visible_label(visible: int | None) -> str:
-    """``"all"`` or the number of visible tests, as in file names and reports."""
-    return "all" if visible is None else str(visible)
 
 
 @dataclass(frozen=True)
@@ -89,26 +86,34 @@ class EvalSettings:
     Attributes:
         fetch_k: how many of the retriever's top snippets the gate verifies.
         policy: the Gate policy that orders what it hands over.
-        visible_tests: one gated arm per entry; None = the gate sees all tests.
+        visible_tests: one ``visible<N>`` arm per entry (N random tests per draw).
+        draws: how many seeded random draws of the visible tests each visible arm runs.
+        questions: the ask arms allow 1..questions questions (0: no ask arms).
+        sweep: also run ``visible<n>`` for every n from 1 to the longest suite.
+        seed: seeds the visible-test draws.
         ks: the metric cut-offs.
     """
 
     fetch_k: int = 10
     policy: Policy = Policy.RERANK
-    visible_tests: tuple[int | None, ...] = (None,)
+    visible_tests: tuple[int, ...] = (1,)
+    draws: int = DEFAULT_DRAWS
+    questions: int = 0
+    sweep: bool = False
+    seed: int = 0
     ks: tuple[int, ...] = DEFAULT_KS
 
     def __post_init__(self) -> None:
         if self.fetch_k < 1:
             raise EvalSettingError(f"--fetch-k must be at least 1, not {self.fetch_k}")
-        if not self.visible_tests:
-            raise EvalSettingError("give at least one --visible-tests setting")
-        labels = [visible_label(v) for v in self.visible_tests]
-        if len(set(labels)) != len(labels):
-            raise EvalSettingError(f"--visible-tests is repeated: {labels}")
-        for visible in self.visible_tests:
-            if visible is not None and visible < 1:
-                raise EvalSettingError(f"--visible-tests must be at least 1, not {visible}")
+        if len(set(self.visible_tests)) != len(self.visible_tests):
+            raise EvalSettingError(f"--visible-tests is repeated: {list(self.visible_tests)}")
+        if any(visible < 1 for visible in self.visible_tests):
+            raise EvalSettingError(f"--visible-tests must be at least 1: {self.visible_tests}")
+        if self.draws < 1:
+            raise EvalSettingError(f"--draws must be at least 1, not {self.draws}")
+        if self.questions < 0:
+            raise EvalSettingError(f"--questions must be at least 0, not {self.questions}")
 
     @property
     def depth(self) -> int:
@@ -116,97 +121,21 @@ class EvalSettings:
         return max(self.fetch_k, *self.ks)
 
 
-@dataclass(frozen=True, slots=True)
-class JudgedItem:
-    """One snippet handed over (or dropped), with what execution said about it.
-
-    Attributes:
-        corpus_id: the snippet's pool id.
-        score: the retriever's score.
-        retrieval_rank: 1-based rank in the retriever's ranking.
-        truth: the verdict against the query's full test suite (the ground truth).
-        gate_verdict: the gate's verdict against the visible tests (gated arms only).
-    """
-
-    corpus_id: str
-    score: float
-    retrieval_rank: int
-    truth: Verdict
-    gate_verdict: Verdict | None = None
-
-    @property
-    def passes_all_tests(self) -> bool:
-        return self.truth.verified
-
-
-@dataclass(frozen=True, slots=True)
-class GateCost:
-    """What gating one query cost: wall-clock latency, sandbox runs, verdict-cache hits."""
-
-    latency_s: float
-    sandbox_runs: int
-    cache_hits: int
-
-
-@dataclass(frozen=True, slots=True)
-class QueryOutcome:
-    """What one arm handed over for one query."""
-
-    query: Query
-    items: tuple[JudgedItem, ...]
-    snippet_scores: dict[str, float] | None = None
-    dropped: tuple[JudgedItem, ...] = ()
-    cost: GateCost | None = None
-
-    def ranked(self, pool: Pool) -> RankedQuery:
-        """The handed-over ranking as metric input."""
-        return RankedQuery(
-            query_id=self.query.query_id,
-            items=tuple(
-                pool.ranked_item(
-                    self.query,
-                    item.corpus_id,
-                    passes_all_tests=item.passes_all_tests,
-                    score=item.score,
-                )
-                for item in self.items
-            ),
-            n_correct=len(self.query.correct_corpus_ids),
-            snippet_scores=(
-                pool.snippet_scores(self.query, self.snippet_scores)
-                if self.snippet_scores is not None
-                else None
-            ),
-        )
-
-
-@dataclass
-class Arm:
-    """One system under one gate setting: ungated (``visible`` unused) or gated."""
-
-    system: str
-    gated: bool
-    visible: int | None = None
-    outcomes: list[QueryOutcome] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        """``dense-minilm``, ``dense-minilm+gate``, ``dense-minilm+gate-visible1``."""
-        if not self.gated:
-            return self.system
-        return f"{self.system}+gate" + ("" if self.visible is None else f"-visible{self.visible}")
-
-    def ranked_queries(self, pool: Pool) -> list[RankedQuery]:
-        return [outcome.ranked(pool) for outcome in self.outcomes]
-
-
 @dataclass
 class SystemRun:
-    """A system's ungated arm and one gated arm per visible-test setting."""
+    """A system's arms: ungated first, then structural, upper bound, visible and ask arms.
+
+    ``sweep`` holds the ``visible<n>`` arms of the sweep (n = 1, 2, ...), sharing the default
+    arms' objects where they coincide; empty without ``--sweep``.
+    """
 
     system: str
-    ungated: Arm
-    gated: list[Arm]
+    arms: list[Arm]
+    sweep: list[Arm] = field(default_factory=list)
+
+    @property
+    def ungated(self) -> Arm:
+        return self.arms[0]
 
 
 @dataclass
@@ -225,7 +154,8 @@ class EvalRun:
 
     @property
     def arms(self) -> list[Arm]:
-        return [arm for run in self.systems for arm in (run.ungated, *run.gated)]
+        arms = [arm for run in self.systems for arm in (*run.arms, *run.sweep)]
+        return list({id(arm): arm for arm in arms}.values())
 
     def faults(self) -> list[FaultedVerdict]:
         """Every verdict the numbers rest on that is still a fault after the retries.
@@ -296,7 +226,7 @@ def run_eval(
     specs = _Specs(pool, settings)
     work = [(system, system.queries(pool)) for system in systems]
     for _, queries in work:
-        specs.check(queries)
+        specs.check(queries, settings)
     check_sandbox(gate.sandbox)
     loop = _Loop(specs, gate, on_progress or _no_progress)
     try:
@@ -321,22 +251,29 @@ def _no_progress(stage: str, done: int, total: int) -> None:
 
 
 class _Specs:
-    """Every spec a run needs, built (and so checked) once."""
+    """Every spec a run needs, built (and so checked) once; keyed by the visible test indices."""
 
     def __init__(self, pool: Pool, settings: EvalSettings) -> None:
         self.pool = pool
         self.settings = settings
-        self._specs: dict[tuple[str, int | None], Spec] = {}
+        self._specs: dict[tuple[str, tuple[int, ...] | None], Spec] = {}
 
-    def check(self, queries: Sequence[Query]) -> None:
+    def check(self, queries: Sequence[Query], settings: EvalSettings) -> None:
         for query in queries:
-            for visible in (None, *self.settings.visible_tests):
-                self.get(query, visible)
+            self.get(query, None)
+            for visible in settings.visible_tests:
+                for draw in range(settings.draws):
+                    self.get(query, visible_indices(query, visible, draw, settings.seed))
 
-    def get(self, query: Query, visible: int | None) -> Spec:
-        key = (query.query_id, visible)
+    def get(self, query: Query, indices: tuple[int, ...] | None) -> Spec:
+        """The spec with the tests at ``indices``; None: the full suite."""
+        key = (query.query_id, indices)
         if key not in self._specs:
-            self._specs[key] = self.pool.spec(query, visible_tests=visible)
+            self._specs[key] = (
+                self.pool.spec(query)
+                if indices is None
+                else visible_spec(self.pool, query, indices)
+            )
         return self._specs[key]
 
 
@@ -395,61 +332,80 @@ class _Loop:
         self.timings: dict[str, float] = {}
 
     def run_system(self, system: RetrievalSystem, queries: Sequence[Query]) -> SystemRun:
-        """Index, retrieve, gate each visible-test setting, judge: one system's arms."""
-        pool, name = self.specs.pool, system.name
+        """Index, retrieve, gate every setting, judge: one system's arms."""
+        pool, name, settings = self.specs.pool, system.name, self.settings
         with self._timed(f"{name}.index_s"):
             stage = f"{name}: indexing the corpus"
             system.prepare(pool, lambda done, total: self.report(stage, done, total))
         with self._timed(f"{name}.retrieve_s"):
             retrievals = []
             for done, query in enumerate(queries, start=1):
-                retrievals.append(system.retrieve(pool, query, self.settings.depth))
+                retrievals.append(system.retrieve(pool, query, settings.depth))
                 self.report(f"{name}: retrieving", done, len(queries))
+        work = list(zip(queries, retrievals, strict=True))
         with self._timed(f"{name}.gate_s"):
-            gated = [
-                self._gated_arm(name, visible, queries, retrievals)
-                for visible in self.settings.visible_tests
-            ]
+            upper = Arm(system=name, kind=ArmKind.UPPER_BOUND)
+            gated = [(upper, self._gate_all(upper, work, draws=1, visible=None))]
+            visible_arms = {n: Arm(name, ArmKind.VISIBLE, n, draws=settings.draws)
+                            for n in settings.visible_tests}  # fmt: skip
+            sweep = range(1, max(len(q.test_suite) for q in queries) + 1) if settings.sweep else ()
+            for n in sweep:
+                visible_arms.setdefault(n, Arm(name, ArmKind.VISIBLE, n, draws=settings.draws))
+            for n, arm in visible_arms.items():
+                gated.append((arm, self._gate_all(arm, work, draws=settings.draws, visible=n)))
         with self._timed(f"{name}.ground_truth_s"):
             stage = f"{name}: judging against all tests"
-            pairs = [
-                (query, item.corpus_id)
-                for query, retrieval in zip(queries, retrievals, strict=True)
-                for item in retrieval.ranking
-            ]
+            pairs = [(query, item.corpus_id) for query, retrieval in work
+                     for item in retrieval.ranking]  # fmt: skip
             self.judge.judge_all(pairs, lambda done, total: self.report(stage, done, total))
-        top, truth = max(self.settings.ks), self.judge.truth
-        ungated = Arm(system=name, gated=False)
-        for query, retrieval in zip(queries, retrievals, strict=True):
-            items = tuple(
-                JudgedItem(item.corpus_id, item.score, rank, truth(query, item.corpus_id))
-                for rank, item in enumerate(retrieval.ranking[:top], start=1)
-            )
-            ungated.outcomes.append(QueryOutcome(query, items, retrieval.snippet_scores))
+        ungated = Arm(system=name, kind=ArmKind.UNGATED)
+        structural = Arm(system=name, kind=ArmKind.STRUCTURAL)
+        for query, retrieval in work:
+            ungated.outcomes.append(self._retrieved(query, retrieval, structural=False))
+            structural.outcomes.append(self._retrieved(query, retrieval, structural=True))
         for arm, results in gated:
-            arm.outcomes = [
-                _gated_outcome(query, result, cost, self.judge)
-                for query, (result, cost) in zip(queries, results, strict=True)
-            ]
-        return SystemRun(name, ungated, [arm for arm, _ in gated])
+            arm.outcomes = [_gated_outcome(job, self.judge) for job in results]
+        defaults = [visible_arms[n] for n in settings.visible_tests]
+        return SystemRun(
+            name,
+            [ungated, structural, upper, *defaults],
+            sweep=[visible_arms[n] for n in sweep],
+        )
 
-    def _gated_arm(
-        self,
-        name: str,
-        visible: int | None,
-        queries: Sequence[Query],
-        retrievals: Sequence[Retrieval],
-    ) -> tuple[Arm, list[tuple[GateResult, GateCost]]]:
-        """Gate every query's top ``fetch_k`` against its visible tests, one timed call each."""
-        stage = f"{name}: gating (visible tests: {visible_label(visible)})"
-        results = []
-        for done, (query, retrieval) in enumerate(zip(queries, retrievals, strict=True), 1):
-            spec = self.specs.get(query, visible)
-            result, cost = self._gate_one(query, retrieval, spec)
-            self.judge.remember(query, result, spec)
-            results.append((result, cost))
-            self.report(stage, done, len(queries))
-        return Arm(system=name, gated=True, visible=visible), results
+    def _retrieved(self, query: Query, retrieval: Retrieval, *, structural: bool) -> QueryOutcome:
+        """The ranking as retrieved (its top ``max(ks)``), or reordered by the structural picker."""
+        top, fetch_k, corpus = max(self.settings.ks), self.settings.fetch_k, self.specs.pool.corpus
+        ranked = list(enumerate(retrieval.ranking, start=1))
+        if structural:
+            head = ranked[:fetch_k]
+            order = structural_order([corpus[item.corpus_id].code for _, item in head])
+            ranked = [head[i] for i in order] + ranked[fetch_k:]
+        items = tuple(
+            JudgedItem(item.corpus_id, item.score, rank, self.judge.truth(query, item.corpus_id))
+            for rank, item in ranked[:top]
+        )
+        return QueryOutcome(query, items, retrieval.snippet_scores)
+
+    def _gate_all(
+        self, arm: Arm, work: Sequence[tuple[Query, Retrieval]], *, draws: int, visible: int | None
+    ) -> list[_GateJob]:
+        """Gate every query's top ``fetch_k`` once per draw, one timed call each."""
+        stage = f"{arm.system}: gating ({arm.name.removeprefix(arm.system + '+')})"
+        jobs: list[_GateJob] = []
+        total = draws * len(work)
+        for draw in range(draws):
+            for query, retrieval in work:
+                indices = (
+                    None
+                    if visible is None
+                    else visible_indices(query, visible, draw, self.settings.seed)
+                )
+                spec = self.specs.get(query, indices)
+                result, cost = self._gate_one(query, retrieval, spec)
+                self.judge.remember(query, result, spec)
+                jobs.append(_GateJob(query, result, cost, draw, indices))
+                self.report(stage, len(jobs), total)
+        return jobs
 
     def _gate_one(
         self, query: Query, retrieval: Retrieval, spec: Spec
@@ -464,7 +420,7 @@ class _Loop:
         result = self.gate.gate(candidates, spec)
         latency = time.perf_counter() - started
         hits = sum(1 for item in result.judged if item.verdict.cached)
-        return result, GateCost(latency, self.sandbox.jobs - runs_before, hits)
+        return result, GateCost(latency, self.sandbox.jobs - runs_before, hits, len(result.judged))
 
     @contextmanager
     def _timed(self, key: str) -> Iterator[None]:
@@ -475,8 +431,20 @@ class _Loop:
             self.timings[key] = time.perf_counter() - started
 
 
-def _gated_outcome(query: Query, result: GateResult, cost: GateCost, judge: _Judge) -> QueryOutcome:
+@dataclass(frozen=True, slots=True)
+class _GateJob:
+    """One gate call: the query, what the gate decided, its cost, the draw and visible tests."""
+
+    query: Query
+    result: GateResult
+    cost: GateCost
+    draw: int
+    visible: tuple[int, ...] | None
+
+
+def _gated_outcome(job: _GateJob, judge: _Judge) -> QueryOutcome:
     """What the gate handed over (policy order) and what it dropped (retrieval order)."""
+    query, result = job.query, job.result
 
     def judged(item: GatedCandidate) -> JudgedItem:
         corpus_id = item.candidate.id
@@ -493,5 +461,7 @@ def _gated_outcome(query: Query, result: GateResult, cost: GateCost, judge: _Jud
         query,
         tuple(judged(item) for item in result.kept),
         dropped=tuple(judged(i) for i in result.judged if i.retrieval_rank not in kept_ranks),
-        cost=cost,
+        cost=job.cost,
+        draw=job.draw,
+        visible=job.visible,
     )

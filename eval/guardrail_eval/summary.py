@@ -3,11 +3,17 @@
 `summarize` turns an `EvalRun` into a `Summary` (pydantic, written as ``summary.json``); the
 reports render it. Per arm: the release's metrics (4 decimals), a percentile bootstrap 95%
 interval for every metric and agent-view share, the rank-1 miss composition, the
-canonical-below-a-distractor share (systems that score the whole pool) and, for gated arms, the
-gate cost per query and the comparison with the same system ungated: paired bootstrap intervals
-of every gated-minus-ungated difference, and McNemar's exact test for exec@1 and for "acts on
-buggy code". ``faults`` counts the sandbox faults re-run and names those left: while any is left
-(or the pool's own build was left with one) the numbers are incomplete, and the CLI says so.
+canonical-below-a-distractor share and the tie counts (systems that score the whole pool) and,
+for arms other than the ungated one, the gate cost per query (gated arms) and the comparison
+with the same system ungated: paired bootstrap intervals of every difference, and McNemar's exact
+test for exec@1 and for "acts on buggy code" for single-draw arms other than the upper bound
+(whose exec@1 is the ungated exec@10 by construction: a test of it would say nothing).
+
+An arm with several draws of visible tests is summarised by per-query means over its draws: its
+metrics are the mean over draws, its intervals resample queries, and ``draw_means`` shows the
+spread between draws. ``faults`` counts the sandbox faults re-run and names those left: while any
+is left (or the pool's own build was left with one) the numbers are incomplete, and the CLI says
+so.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, Field
 
+from guardrail_eval.arms import Arm, ArmKind
 from guardrail_eval.build import describe_faults, read_build_report
 from guardrail_eval.metrics import (
     AGENT_KEYS,
@@ -30,7 +37,7 @@ from guardrail_eval.metrics import (
     round_metrics,
 )
 from guardrail_eval.pool import DISTRACTOR_METADATA_FILE, EXECUTION_CACHE_FILE, OPTIONAL_FILES
-from guardrail_eval.runner import Arm, EvalRun, visible_label
+from guardrail_eval.runner import EvalRun
 from guardrail_eval.stats import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -39,6 +46,7 @@ from guardrail_eval.stats import (
     bootstrap_cis,
     mcnemar_paired,
 )
+from guardrail_eval.ties import TIE_RULE, tied
 
 __all__ = [
     "AgentShares",
@@ -54,15 +62,20 @@ __all__ = [
     "PoolInfo",
     "SettingsInfo",
     "Summary",
+    "Ties",
+    "arm_vectors",
+    "results_file_name",
     "summarize",
 ]
 
-SUMMARY_VERSION = 2  # 2: faults
+SUMMARY_VERSION = 3  # 2: faults; 3: arms by kind, draws, ties, structural, upper bound, sweep
 _DIGITS = 4
 _UNUSED_BECAUSE = {
     DISTRACTOR_METADATA_FILE: "present, not used (the metrics need only the corpus and queries)",
     EXECUTION_CACHE_FILE: "present, not used: every verdict comes from running the code here",
 }
+DRAW_KEYS = ("exec@1", *AGENT_KEYS)
+"""The per-draw means kept for arms with several draws (their spread between draws)."""
 
 
 class Interval(BaseModel):
@@ -82,11 +95,11 @@ class Interval(BaseModel):
 
 
 class McNemar(BaseModel):
-    """McNemar's exact test of ungated vs gated on one 0/1 outcome per query."""
+    """McNemar's exact test of ungated vs another arm on one 0/1 outcome per query."""
 
     outcome: str
     ungated_only: int = Field(description="queries where only the ungated arm had the outcome")
-    gated_only: int = Field(description="queries where only the gated arm had the outcome")
+    gated_only: int = Field(description="queries where only the other arm had the outcome")
     both: int
     neither: int
     p_value: float
@@ -104,9 +117,12 @@ class McNemar(BaseModel):
 
 
 class AgentShares(BaseModel):
-    """What the agent taking the top result got: buggy code, correct code, or nothing."""
+    """What the agent taking the top result got: buggy code, correct code, or nothing.
 
-    n_queries: int
+    Counts are over every (draw, query) outcome; shares are the means over draws.
+    """
+
+    n_queries: int = Field(description="outcomes counted: queries x draws")
     n_buggy: int
     n_correct: int
     n_nothing: int
@@ -133,6 +149,17 @@ class BelowShare(BaseModel):
     interval: Interval | None = None
 
 
+class Ties(BaseModel):
+    """Ties in the retriever's scores (`guardrail_eval.ties`), broken by a seeded shuffle."""
+
+    rule: str
+    rank1_tied: int = Field(description="queries whose rank-1 score ties with rank 2")
+    canonical_tied: int = Field(
+        description="queries where a canonical's score ties with one of its paired distractors"
+    )
+    n_scored: int = Field(description="queries whose canonicals and distractors were all scored")
+
+
 class GateCostSummary(BaseModel):
     """What gating cost per query (wall clock of one ``Gate.gate`` call of fetch_k snippets)."""
 
@@ -141,45 +168,51 @@ class GateCostSummary(BaseModel):
     latency_mean_ms: float
     sandbox_runs: int
     cache_hits: int
+    verdicts: int
     abstained: int
     queries_with_hidden_tests: int
     latencies_ms: list[float]
 
 
 class Comparison(BaseModel):
-    """Gated vs the same system ungated, query by query."""
+    """This arm vs the same system ungated, query by query."""
 
-    difference: dict[str, Interval] = Field(description="gated minus ungated, paired bootstrap")
-    mcnemar_exec_at_1: McNemar
-    mcnemar_acted_on_buggy: McNemar
+    difference: dict[str, Interval] = Field(description="arm minus ungated, paired bootstrap")
+    mcnemar_exec_at_1: McNemar | None = None
+    mcnemar_acted_on_buggy: McNemar | None = None
 
 
 class ArmSummary(BaseModel):
-    """One system under one gate setting."""
+    """One system under one setting."""
 
     name: str
     system: str
+    kind: str = Field(description="ungated, structural, upper-bound, visible or ask")
     gated: bool
-    visible_tests: str | None = Field(description="'all' or N for gated arms; None ungated")
+    visible_tests: str | None = Field(description="'all' for the upper bound, N for visible/ask")
+    questions: int | None = None
+    draws: int = 1
     results_file: str
     n_queries: int
     metrics: dict[str, float]
     intervals: dict[str, Interval]
+    draw_means: dict[str, list[float]] | None = None
     agent: AgentShares
     rank1_misses: Misses
     canonical_below: BelowShare | None = None
+    ties: Ties | None = None
     gate_cost: GateCostSummary | None = None
     vs_ungated: Comparison | None = None
 
 
 class Headline(BaseModel):
-    """The main job's answer for one system and gate setting."""
+    """The main job's answer for one system: correct / buggy / nothing along the arms."""
 
     system: str
-    visible_tests: str
-    ungated_buggy: float
-    gated_buggy: float
-    gated_nothing: float
+    arms: list[str]
+    correct: list[float]
+    buggy: list[float]
+    nothing: list[float]
     text: str
 
 
@@ -194,7 +227,11 @@ class PoolInfo(BaseModel):
 class SettingsInfo(BaseModel):
     fetch_k: int
     policy: str
-    visible_tests: list[str]
+    visible_tests: list[int]
+    draws: int
+    questions: int
+    sweep: bool
+    seed: int
     ks: list[int]
 
 
@@ -256,24 +293,28 @@ class Summary(BaseModel):
     faults: Faults
     headlines: list[Headline]
     arms: list[ArmSummary]
+    sweep: list[ArmSummary] = Field(
+        default_factory=list, description="visible<n> for n = 1.. (with --sweep)"
+    )
 
 
 def summarize(run: EvalRun) -> Summary:
     """Compute every statistic of ``run`` (bootstrap: 5,000 resamples, seed 20260510)."""
     pool, settings = run.pool, run.settings
     arms: list[ArmSummary] = []
+    sweep: list[ArmSummary] = []
     headlines: list[Headline] = []
     for system_run in run.systems:
-        base_ranked = system_run.ungated.ranked_queries(pool)
-        base_vectors = per_query_vectors(base_ranked, settings.ks)
-        base = _arm_summary(system_run.ungated, base_ranked, settings.ks, base_vectors)
-        arms.append(base)
-        for arm in system_run.gated:
-            ranked = arm.ranked_queries(pool)
-            vectors = per_query_vectors(ranked, settings.ks)
-            gated = _arm_summary(arm, ranked, settings.ks, vectors, ungated=base_vectors)
-            arms.append(gated)
-            headlines.append(_headline(base, gated))
+        base_vectors = arm_vectors(system_run.ungated, run)
+        done: dict[str, ArmSummary] = {}
+        for arm in (*system_run.arms, *system_run.sweep):
+            if arm.name not in done:
+                ungated = None if arm.kind is ArmKind.UNGATED else base_vectors
+                done[arm.name] = _arm_summary(arm, run, ungated=ungated)
+        system_arms = [done[arm.name] for arm in system_run.arms]
+        arms += system_arms
+        sweep += [done[arm.name] for arm in system_run.sweep]
+        headlines.append(_headline(system_arms))
     return Summary(
         pool=PoolInfo(
             name=pool.name,
@@ -288,7 +329,11 @@ def summarize(run: EvalRun) -> Summary:
         settings=SettingsInfo(
             fetch_k=settings.fetch_k,
             policy=settings.policy.value,
-            visible_tests=[visible_label(v) for v in settings.visible_tests],
+            visible_tests=list(settings.visible_tests),
+            draws=settings.draws,
+            questions=settings.questions,
+            sweep=settings.sweep,
+            seed=settings.seed,
             ks=list(settings.ks),
         ),
         bootstrap={
@@ -297,6 +342,7 @@ def summarize(run: EvalRun) -> Summary:
             "interval": "95% percentile interval",
             "generator": "numpy.random.default_rng(seed); queries resampled with replacement",
             "paired": "differences resample the same query indices for both arms",
+            "draws": "an arm with several draws is resampled by its per-query means over draws",
         },
         ground_truth=(
             "a snippet counts as correct (passes_all_tests) when it ran against the query's full"
@@ -310,6 +356,7 @@ def summarize(run: EvalRun) -> Summary:
         faults=_faults(run),
         headlines=headlines,
         arms=arms,
+        sweep=sweep,
     )
 
 
@@ -335,15 +382,27 @@ def results_file_name(arm: Arm) -> str:
     return f"results/{arm.name}.json"
 
 
+def arm_vectors(arm: Arm, run: EvalRun) -> dict[str, NDArray[np.float64]]:
+    """Per-query values of every metric and agent key: means over the arm's draws."""
+    flat = per_query_vectors(arm.ranked_queries(run.pool), run.settings.ks)
+    return {key: _by_draw(arm, vector).mean(axis=0) for key, vector in flat.items()}
+
+
+def _by_draw(arm: Arm, vector: NDArray[np.float64]) -> NDArray[np.float64]:
+    return vector.reshape(arm.draws, -1)
+
+
 def _arm_summary(
     arm: Arm,
-    ranked: list[RankedQuery],
-    ks: Sequence[int],
-    vectors: Mapping[str, NDArray[np.float64]],
+    run: EvalRun,
     *,
     ungated: Mapping[str, NDArray[np.float64]] | None = None,
 ) -> ArmSummary:
     """The arm's statistics; with ``ungated`` (its system's vectors) the comparison too."""
+    ks = run.settings.ks
+    ranked = arm.ranked_queries(run.pool)
+    flat = per_query_vectors(ranked, ks)
+    vectors = {key: _by_draw(arm, vector).mean(axis=0) for key, vector in flat.items()}
     keys = [*metric_keys(ks), *AGENT_KEYS]
     intervals = bootstrap_cis({key: vectors[key] for key in keys})
     view = agent_view(ranked)
@@ -351,12 +410,23 @@ def _arm_summary(
     summary = ArmSummary(
         name=arm.name,
         system=arm.system,
+        kind=arm.kind.value,
         gated=arm.gated,
-        visible_tests=visible_label(arm.visible) if arm.gated else None,
+        visible_tests=_visible(arm),
+        questions=arm.questions,
+        draws=arm.draws,
         results_file=results_file_name(arm),
-        n_queries=len(ranked),
+        n_queries=len(ranked) // arm.draws,
         metrics=round_metrics({key: float(vectors[key].mean()) for key in metric_keys(ks)}),
         intervals={key: Interval.of(value) for key, value in intervals.items()},
+        draw_means=(
+            {
+                key: [round(float(m), _DIGITS) for m in _by_draw(arm, flat[key]).mean(axis=1)]
+                for key in DRAW_KEYS
+            }
+            if arm.draws > 1
+            else None
+        ),
         agent=AgentShares(
             n_queries=view.n_queries,
             n_buggy=view.n_buggy,
@@ -373,22 +443,30 @@ def _arm_summary(
             by_bug_type=misses.by_bug_type,
         ),
     )
+    if arm.gated:
+        summary.gate_cost = _gate_cost(arm)
     if ungated is None:
         summary.canonical_below = _below(ranked)
+        summary.ties = _ties(ranked)
         return summary
-    summary.gate_cost = _gate_cost(arm)
     differences = bootstrap_cis({key: vectors[key] - ungated[key] for key in keys})
     summary.vs_ungated = Comparison(
-        difference={key: Interval.of(value) for key, value in differences.items()},
-        mcnemar_exec_at_1=McNemar.of(
-            "exec@1", mcnemar_paired(ungated["exec@1"], vectors["exec@1"])
-        ),
-        mcnemar_acted_on_buggy=McNemar.of(
-            "acted on buggy code",
-            mcnemar_paired(ungated["agent_buggy"], vectors["agent_buggy"]),
-        ),
+        difference={key: Interval.of(value) for key, value in differences.items()}
     )
+    if arm.draws == 1 and arm.kind is not ArmKind.UPPER_BOUND:
+        summary.vs_ungated.mcnemar_exec_at_1 = McNemar.of(
+            "exec@1", mcnemar_paired(ungated["exec@1"], vectors["exec@1"])
+        )
+        summary.vs_ungated.mcnemar_acted_on_buggy = McNemar.of(
+            "acted on buggy code", mcnemar_paired(ungated["agent_buggy"], vectors["agent_buggy"])
+        )
     return summary
+
+
+def _visible(arm: Arm) -> str | None:
+    if arm.kind is ArmKind.UPPER_BOUND:
+        return "all"
+    return None if arm.visible is None else str(arm.visible)
 
 
 def _below(ranked: list[RankedQuery]) -> BelowShare | None:
@@ -408,13 +486,32 @@ def _below(ranked: list[RankedQuery]) -> BelowShare | None:
     )
 
 
+def _ties(ranked: list[RankedQuery]) -> Ties:
+    """Tie counts of a retriever's own ranking (the ungated arm)."""
+    rank1 = sum(
+        1
+        for query in ranked
+        if len(query.items) > 1
+        and query.items[0].score is not None
+        and query.items[1].score is not None
+        and tied(query.items[0].score, query.items[1].score)
+    )
+    scored = [query.snippet_scores for query in ranked if query.snippet_scores is not None]
+    canonical = sum(
+        1
+        for scores in scored
+        if any(tied(c, d) for c in scores.canonical for d in scores.distractors)
+    )
+    return Ties(rule=TIE_RULE, rank1_tied=rank1, canonical_tied=canonical, n_scored=len(scored))
+
+
 def _gate_cost(arm: Arm) -> GateCostSummary:
     costs = [outcome.cost for outcome in arm.outcomes if outcome.cost is not None]
     latencies = np.array([cost.latency_s * 1000.0 for cost in costs], dtype=np.float64)
     hidden = sum(
         1
         for outcome in arm.outcomes
-        if arm.visible is not None and arm.visible < len(outcome.query.test_suite)
+        if outcome.visible is not None and len(outcome.visible) < len(outcome.query.test_suite)
     )
     return GateCostSummary(
         latency_p50_ms=round(float(np.percentile(latencies, 50)), 2),
@@ -422,26 +519,44 @@ def _gate_cost(arm: Arm) -> GateCostSummary:
         latency_mean_ms=round(float(latencies.mean()), 2),
         sandbox_runs=sum(cost.sandbox_runs for cost in costs),
         cache_hits=sum(cost.cache_hits for cost in costs),
+        verdicts=sum(cost.verdicts for cost in costs),
         abstained=sum(1 for outcome in arm.outcomes if not outcome.items),
         queries_with_hidden_tests=hidden,
         latencies_ms=[round(float(value), 3) for value in latencies],
     )
 
 
-def _headline(ungated: ArmSummary, gated: ArmSummary) -> Headline:
-    visible = gated.visible_tests or "all"
-    sees = "all tests" if visible == "all" else f"the first {visible} test(s)"
-    nothing = f"; nothing handed over {gated.agent.nothing:.1%}" if gated.agent.n_nothing else ""
+_HEADLINE_ORDER = ("ungated", "visible", "ask", "upper-bound")
+
+
+def _headline(arms: Sequence[ArmSummary]) -> Headline:
+    """Thin tests first: ungated -> visible N -> with questions -> the upper bound; then the
+    structural baseline, which never runs code."""
+    chain = sorted(
+        (arm for arm in arms if arm.kind in _HEADLINE_ORDER),
+        key=lambda arm: _HEADLINE_ORDER.index(arm.kind),
+    )
+    structural = [arm for arm in arms if arm.kind == "structural"]
+    system = arms[0].system
+
+    def shares(arm: ArmSummary) -> str:
+        label = arm.name.removeprefix(system + "+") if arm.kind != "ungated" else "ungated"
+        label = label.replace("upper-bound", "upper bound (all tests)")
+        return f"{label} {arm.agent.correct:.1%} / {arm.agent.buggy:.1%} / {arm.agent.nothing:.1%}"
+
+    text = (
+        f"{system}: acted on correct / acted on buggy / got nothing: "
+        + " -> ".join(shares(arm) for arm in chain)
+        + "".join(f"; {shares(arm)} (never runs code)" for arm in structural)
+    )
+    shown = [*chain, *structural]
     return Headline(
-        system=gated.system,
-        visible_tests=visible,
-        ungated_buggy=ungated.agent.buggy,
-        gated_buggy=gated.agent.buggy,
-        gated_nothing=gated.agent.nothing,
-        text=(
-            f"acted on buggy code: ungated {ungated.agent.buggy:.1%} -> gated"
-            f" {gated.agent.buggy:.1%} ({gated.system}, gate sees {sees}{nothing})"
-        ),
+        system=system,
+        arms=[arm.name for arm in shown],
+        correct=[arm.agent.correct for arm in shown],
+        buggy=[arm.agent.buggy for arm in shown],
+        nothing=[arm.agent.nothing for arm in shown],
+        text=text,
     )
 
 
