@@ -102,6 +102,15 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
         int,
         typer.Option(min=1, help="Seeded random draws of the visible tests per visible arm."),
     ] = DEFAULT_DRAWS,
+    questions: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=10,
+            help="Ask arms visible<N>+ask<q> for q = 1..Q: the gate may ask up to q questions,"
+            " each answered by the pool's canonical (an oracle). 0: no ask arms.",
+        ),
+    ] = 3,
     sweep: Annotated[
         bool,
         typer.Option(
@@ -165,6 +174,7 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             policy=policy,
             visible_tests=tuple(parse_visible_tests(v) for v in visible_tests or ["1"]),
             draws=draws,
+            questions=questions,
             sweep=sweep,
             seed=seed,
         )

@@ -35,15 +35,16 @@ from dataclasses import dataclass, field
 from guardrail.gate import Candidate, Gate, GatedCandidate, GateResult, Policy
 from guardrail.sandbox.base import Sandbox
 from guardrail.spec import Spec
-from guardrail.verdict import Verdict
 from guardrail_eval.arms import Arm, ArmKind, GateCost, JudgedItem, QueryOutcome
+from guardrail_eval.ask_arms import MeteredGate, ask_runs
 from guardrail_eval.errors import EvalSettingError
 from guardrail_eval.faults import RetryingSandbox, fault_reason
 from guardrail_eval.metrics import DEFAULT_KS
 from guardrail_eval.pool import Pool, Query
 from guardrail_eval.structural import structural_order
 from guardrail_eval.systems import Retrieval, RetrievalSystem
-from guardrail_eval.visible import DEFAULT_DRAWS, visible_indices, visible_spec
+from guardrail_eval.truth import Judge, Specs
+from guardrail_eval.visible import DEFAULT_DRAWS, visible_indices
 
 __all__ = [
     "EvalProgress",
@@ -58,8 +59,6 @@ __all__ = [
 
 EvalProgress = Callable[[str, int, int], None]
 """``hook(stage, done, total)``: the stage's description and how far it got."""
-
-_TRUTH_CHUNK = 64  # ground-truth jobs per gate call: large enough to keep the pool busy
 
 
 def parse_visible_tests(text: str) -> int:
@@ -223,7 +222,7 @@ def run_eval(
     names = [system.name for system in systems]
     if not systems or len(set(names)) != len(names):
         raise EvalSettingError(f"give one or more retrieval systems with distinct names: {names}")
-    specs = _Specs(pool, settings)
+    specs = Specs(pool, settings)
     work = [(system, system.queries(pool)) for system in systems]
     for _, queries in work:
         specs.check(queries, settings)
@@ -250,85 +249,17 @@ def _no_progress(stage: str, done: int, total: int) -> None:
     """The default progress hook: nothing to report to."""
 
 
-class _Specs:
-    """Every spec a run needs, built (and so checked) once; keyed by the visible test indices."""
-
-    def __init__(self, pool: Pool, settings: EvalSettings) -> None:
-        self.pool = pool
-        self.settings = settings
-        self._specs: dict[tuple[str, tuple[int, ...] | None], Spec] = {}
-
-    def check(self, queries: Sequence[Query], settings: EvalSettings) -> None:
-        for query in queries:
-            self.get(query, None)
-            for visible in settings.visible_tests:
-                for draw in range(settings.draws):
-                    self.get(query, visible_indices(query, visible, draw, settings.seed))
-
-    def get(self, query: Query, indices: tuple[int, ...] | None) -> Spec:
-        """The spec with the tests at ``indices``; None: the full suite."""
-        key = (query.query_id, indices)
-        if key not in self._specs:
-            self._specs[key] = (
-                self.pool.spec(query)
-                if indices is None
-                else visible_spec(self.pool, query, indices)
-            )
-        return self._specs[key]
-
-
-class _Judge:
-    """Ground truth: verdicts against the full suite, each (query, snippet) pair judged once."""
-
-    def __init__(self, gate: Gate, specs: _Specs) -> None:
-        self.gate = gate
-        self.specs = specs
-        self._truth: dict[tuple[str, str], Verdict] = {}
-        self.verdicts_seen = 0
-
-    def remember(self, query: Query, result: GateResult, spec: Spec) -> None:
-        """Reuse the gate's verdicts as ground truth when it saw the full suite."""
-        self.verdicts_seen += len(result.judged)
-        if spec.sha256 != self.specs.get(query, None).sha256:
-            return
-        for item in result.judged:
-            self._truth[(query.query_id, item.candidate.id)] = item.verdict
-
-    def judge_all(
-        self, pairs: Sequence[tuple[Query, str]], on_progress: Callable[[int, int], None]
-    ) -> None:
-        """Judge every pair not judged yet, in chunks that keep the sandbox pool busy."""
-        todo: dict[tuple[str, str], Query] = {}
-        for query, corpus_id in pairs:
-            key = (query.query_id, corpus_id)
-            if key not in self._truth:
-                todo.setdefault(key, query)
-        keys = list(todo)
-        on_progress(0, len(keys))
-        for start in range(0, len(keys), _TRUTH_CHUNK):
-            chunk = keys[start : start + _TRUTH_CHUNK]
-            codes = [self.specs.pool.corpus[corpus_id].code for _, corpus_id in chunk]
-            specs = [self.specs.get(todo[key], None) for key in chunk]
-            verdicts = self.gate.verify(codes, specs)
-            self.verdicts_seen += len(verdicts)
-            self._truth.update(zip(chunk, verdicts, strict=True))
-            on_progress(start + len(chunk), len(keys))
-
-    def truth(self, query: Query, corpus_id: str) -> Verdict:
-        return self._truth[(query.query_id, corpus_id)]
-
-
 class _Loop:
     """One eval's moving parts: specs, the retrying sandbox, the gate, the judge, the timings."""
 
-    def __init__(self, specs: _Specs, gate: Gate, report: EvalProgress) -> None:
+    def __init__(self, specs: Specs, gate: Gate, report: EvalProgress) -> None:
         self.specs = specs
         self.settings = specs.settings
         self.report = report
         self.sandbox = RetryingSandbox.around(gate.sandbox)
         cache = gate.cache if gate.cache is not None else False
-        self.gate = Gate(self.sandbox, cache=cache, policy=self.settings.policy)
-        self.judge = _Judge(Gate(self.sandbox, cache=cache), specs)
+        self.gate = MeteredGate(self.sandbox, cache=cache, policy=self.settings.policy)
+        self.judge = Judge(Gate(self.sandbox, cache=cache), specs)
         self.timings: dict[str, float] = {}
 
     def run_system(self, system: RetrievalSystem, queries: Sequence[Query]) -> SystemRun:
@@ -343,16 +274,30 @@ class _Loop:
                 retrievals.append(system.retrieve(pool, query, settings.depth))
                 self.report(f"{name}: retrieving", done, len(queries))
         work = list(zip(queries, retrievals, strict=True))
+        draws, questions = settings.draws, settings.questions
         with self._timed(f"{name}.gate_s"):
+            # The upper bound and the sweep need no question: the gate does not ask there.
             upper = Arm(system=name, kind=ArmKind.UPPER_BOUND)
-            gated = [(upper, self._gate_all(upper, work, draws=1, visible=None))]
-            visible_arms = {n: Arm(name, ArmKind.VISIBLE, n, draws=settings.draws)
-                            for n in settings.visible_tests}  # fmt: skip
+            gated = [(upper, self._gate_all(upper, work, draws=1, visible=None, ask=False))]
+            defaults: list[Arm] = []
+            visible_arms: dict[int, Arm] = {}
+            for n in settings.visible_tests:
+                arm = visible_arms[n] = Arm(name, ArmKind.VISIBLE, n, draws=draws)
+                asking = [
+                    Arm(name, ArmKind.ASK, n, q, draws=draws) for q in range(1, questions + 1)
+                ]
+                if asking:
+                    gated += zip([arm, *asking], self._ask_all(arm, work, n), strict=True)
+                else:
+                    gated.append((arm, self._gate_all(arm, work, draws=draws, visible=n, ask=True)))
+                defaults += [arm, *asking]
             sweep = range(1, max(len(q.test_suite) for q in queries) + 1) if settings.sweep else ()
             for n in sweep:
-                visible_arms.setdefault(n, Arm(name, ArmKind.VISIBLE, n, draws=settings.draws))
-            for n, arm in visible_arms.items():
-                gated.append((arm, self._gate_all(arm, work, draws=settings.draws, visible=n)))
+                if n not in visible_arms:
+                    arm = visible_arms[n] = Arm(name, ArmKind.VISIBLE, n, draws=draws)
+                    gated.append(
+                        (arm, self._gate_all(arm, work, draws=draws, visible=n, ask=False))
+                    )
         with self._timed(f"{name}.ground_truth_s"):
             stage = f"{name}: judging against all tests"
             pairs = [(query, item.corpus_id) for query, retrieval in work
@@ -365,7 +310,6 @@ class _Loop:
             structural.outcomes.append(self._retrieved(query, retrieval, structural=True))
         for arm, results in gated:
             arm.outcomes = [_gated_outcome(job, self.judge) for job in results]
-        defaults = [visible_arms[n] for n in settings.visible_tests]
         return SystemRun(
             name,
             [ungated, structural, upper, *defaults],
@@ -387,10 +331,16 @@ class _Loop:
         return QueryOutcome(query, items, retrieval.snippet_scores)
 
     def _gate_all(
-        self, arm: Arm, work: Sequence[tuple[Query, Retrieval]], *, draws: int, visible: int | None
+        self,
+        arm: Arm,
+        work: Sequence[tuple[Query, Retrieval]],
+        *,
+        draws: int,
+        visible: int | None,
+        ask: bool,
     ) -> list[_GateJob]:
         """Gate every query's top ``fetch_k`` once per draw, one timed call each."""
-        stage = f"{arm.system}: gating ({arm.name.removeprefix(arm.system + '+')})"
+        stage = f"{arm.system}: gating ({_short(arm)})"
         jobs: list[_GateJob] = []
         total = draws * len(work)
         for draw in range(draws):
@@ -401,23 +351,55 @@ class _Loop:
                     else visible_indices(query, visible, draw, self.settings.seed)
                 )
                 spec = self.specs.get(query, indices)
-                result, cost = self._gate_one(query, retrieval, spec)
+                result, cost = self._gate_one(retrieval, spec, ask=ask)
                 self.judge.remember(query, result, spec)
-                jobs.append(_GateJob(query, result, cost, draw, indices))
+                silent = result.question is None if ask else None
+                jobs.append(_GateJob(query, result, cost, draw, indices, silent=silent))
                 self.report(stage, len(jobs), total)
         return jobs
 
-    def _gate_one(
-        self, query: Query, retrieval: Retrieval, spec: Spec
-    ) -> tuple[GateResult, GateCost]:
+    def _ask_all(
+        self, arm: Arm, work: Sequence[tuple[Query, Retrieval]], visible: int
+    ) -> list[list[_GateJob]]:
+        """The ask loop per (draw, query): one list of gate jobs per q = 0..questions."""
+        stage = f"{arm.system}: gating and asking ({_short(arm)}, up to"
+        stage += f" {self.settings.questions} questions)"
+        by_q: list[list[_GateJob]] = [[] for _ in range(self.settings.questions + 1)]
+        total, done = self.settings.draws * len(work), 0
+        for draw in range(self.settings.draws):
+            for query, retrieval in work:
+                indices = visible_indices(query, visible, draw, self.settings.seed)
+                spec = self.specs.get(query, indices)
+                oracle = self.specs.pool.canonical(query).code
+                runs = ask_runs(
+                    self.gate, self._candidates(retrieval), spec, oracle, self.settings.questions
+                )
+                for q, run in enumerate(runs):
+                    if q == 0 or run.result is not runs[q - 1].result:
+                        self.judge.remember(query, run.result, spec)
+                    by_q[q].append(
+                        _GateJob(
+                            query, run.result, run.cost, draw, indices, run.questions, run.silent
+                        )
+                    )
+                done += 1
+                self.report(stage, done, total)
+        return by_q
+
+    def _candidates(self, retrieval: Retrieval) -> list[Candidate]:
         corpus = self.specs.pool.corpus
-        candidates = [
+        return [
             Candidate(code=corpus[item.corpus_id].code, id=item.corpus_id, score=item.score)
             for item in retrieval.ranking[: self.settings.fetch_k]
         ]
+
+    def _gate_one(
+        self, retrieval: Retrieval, spec: Spec, *, ask: bool
+    ) -> tuple[GateResult, GateCost]:
+        candidates = self._candidates(retrieval)
         runs_before = self.sandbox.jobs
         started = time.perf_counter()
-        result = self.gate.gate(candidates, spec)
+        result = self.gate.gate(candidates, spec, ask=ask)
         latency = time.perf_counter() - started
         hits = sum(1 for item in result.judged if item.verdict.cached)
         return result, GateCost(latency, self.sandbox.jobs - runs_before, hits, len(result.judged))
@@ -440,9 +422,16 @@ class _GateJob:
     cost: GateCost
     draw: int
     visible: tuple[int, ...] | None
+    questions: int | None = None
+    silent: bool | None = None
 
 
-def _gated_outcome(job: _GateJob, judge: _Judge) -> QueryOutcome:
+def _short(arm: Arm) -> str:
+    """The arm's name without its system: ``visible1+ask2``."""
+    return arm.name.removeprefix(arm.system + "+")
+
+
+def _gated_outcome(job: _GateJob, judge: Judge) -> QueryOutcome:
     """What the gate handed over (policy order) and what it dropped (retrieval order)."""
     query, result = job.query, job.result
 
@@ -464,4 +453,6 @@ def _gated_outcome(job: _GateJob, judge: _Judge) -> QueryOutcome:
         cost=job.cost,
         draw=job.draw,
         visible=job.visible,
+        questions=job.questions,
+        silent=job.silent,
     )

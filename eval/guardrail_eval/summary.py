@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, Field
 
 from guardrail_eval.arms import Arm, ArmKind
 from guardrail_eval.build import describe_faults, read_build_report
@@ -41,16 +40,34 @@ from guardrail_eval.runner import EvalRun
 from guardrail_eval.stats import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
-    BootstrapInterval,
-    McNemarResult,
     bootstrap_cis,
     mcnemar_paired,
+)
+from guardrail_eval.summary_models import (
+    DIGITS,
+    AgentShares,
+    ArmSummary,
+    Asking,
+    BelowShare,
+    Comparison,
+    FaultItem,
+    Faults,
+    GateCostSummary,
+    Headline,
+    Interval,
+    McNemar,
+    Misses,
+    PoolInfo,
+    SettingsInfo,
+    Summary,
+    Ties,
 )
 from guardrail_eval.ties import TIE_RULE, tied
 
 __all__ = [
     "AgentShares",
     "ArmSummary",
+    "Asking",
     "Comparison",
     "FaultItem",
     "Faults",
@@ -68,234 +85,13 @@ __all__ = [
     "summarize",
 ]
 
-SUMMARY_VERSION = 3  # 2: faults; 3: arms by kind, draws, ties, structural, upper bound, sweep
-_DIGITS = 4
+_DIGITS = DIGITS
 _UNUSED_BECAUSE = {
     DISTRACTOR_METADATA_FILE: "present, not used (the metrics need only the corpus and queries)",
     EXECUTION_CACHE_FILE: "present, not used: every verdict comes from running the code here",
 }
 DRAW_KEYS = ("exec@1", *AGENT_KEYS)
 """The per-draw means kept for arms with several draws (their spread between draws)."""
-
-
-class Interval(BaseModel):
-    """An estimate (a mean, or a mean difference) and its 95% bootstrap interval."""
-
-    estimate: float
-    low: float
-    high: float
-
-    @classmethod
-    def of(cls, interval: BootstrapInterval) -> Interval:
-        return cls(
-            estimate=round(interval.estimate, _DIGITS),
-            low=round(interval.low, _DIGITS),
-            high=round(interval.high, _DIGITS),
-        )
-
-
-class McNemar(BaseModel):
-    """McNemar's exact test of ungated vs another arm on one 0/1 outcome per query."""
-
-    outcome: str
-    ungated_only: int = Field(description="queries where only the ungated arm had the outcome")
-    gated_only: int = Field(description="queries where only the other arm had the outcome")
-    both: int
-    neither: int
-    p_value: float
-
-    @classmethod
-    def of(cls, outcome: str, result: McNemarResult) -> McNemar:
-        return cls(
-            outcome=outcome,
-            ungated_only=result.a_only,
-            gated_only=result.b_only,
-            both=result.both,
-            neither=result.neither,
-            p_value=result.p_value,
-        )
-
-
-class AgentShares(BaseModel):
-    """What the agent taking the top result got: buggy code, correct code, or nothing.
-
-    Counts are over every (draw, query) outcome; shares are the means over draws.
-    """
-
-    n_queries: int = Field(description="outcomes counted: queries x draws")
-    n_buggy: int
-    n_correct: int
-    n_nothing: int
-    buggy: float
-    correct: float
-    nothing: float
-
-
-class Misses(BaseModel):
-    """Rank-1 items that fail a test: how many, how many are the query's own distractors."""
-
-    n_misses: int
-    n_paired: int
-    paired_share: float | None
-    by_bug_type: dict[str, int]
-
-
-class BelowShare(BaseModel):
-    """Queries whose canonical scores below one of its paired distractors."""
-
-    n_scored: int
-    n_below: int
-    share: float | None
-    interval: Interval | None = None
-
-
-class Ties(BaseModel):
-    """Ties in the retriever's scores (`guardrail_eval.ties`), broken by a seeded shuffle."""
-
-    rule: str
-    rank1_tied: int = Field(description="queries whose rank-1 score ties with rank 2")
-    canonical_tied: int = Field(
-        description="queries where a canonical's score ties with one of its paired distractors"
-    )
-    n_scored: int = Field(description="queries whose canonicals and distractors were all scored")
-
-
-class GateCostSummary(BaseModel):
-    """What gating cost per query (wall clock of one ``Gate.gate`` call of fetch_k snippets)."""
-
-    latency_p50_ms: float
-    latency_p95_ms: float
-    latency_mean_ms: float
-    sandbox_runs: int
-    cache_hits: int
-    verdicts: int
-    abstained: int
-    queries_with_hidden_tests: int
-    latencies_ms: list[float]
-
-
-class Comparison(BaseModel):
-    """This arm vs the same system ungated, query by query."""
-
-    difference: dict[str, Interval] = Field(description="arm minus ungated, paired bootstrap")
-    mcnemar_exec_at_1: McNemar | None = None
-    mcnemar_acted_on_buggy: McNemar | None = None
-
-
-class ArmSummary(BaseModel):
-    """One system under one setting."""
-
-    name: str
-    system: str
-    kind: str = Field(description="ungated, structural, upper-bound, visible or ask")
-    gated: bool
-    visible_tests: str | None = Field(description="'all' for the upper bound, N for visible/ask")
-    questions: int | None = None
-    draws: int = 1
-    results_file: str
-    n_queries: int
-    metrics: dict[str, float]
-    intervals: dict[str, Interval]
-    draw_means: dict[str, list[float]] | None = None
-    agent: AgentShares
-    rank1_misses: Misses
-    canonical_below: BelowShare | None = None
-    ties: Ties | None = None
-    gate_cost: GateCostSummary | None = None
-    vs_ungated: Comparison | None = None
-
-
-class Headline(BaseModel):
-    """The main job's answer for one system: correct / buggy / nothing along the arms."""
-
-    system: str
-    arms: list[str]
-    correct: list[float]
-    buggy: list[float]
-    nothing: list[float]
-    text: str
-
-
-class PoolInfo(BaseModel):
-    name: str
-    source: str | None
-    n_queries: int
-    n_corpus: int
-    optional_files: dict[str, str]
-
-
-class SettingsInfo(BaseModel):
-    fetch_k: int
-    policy: str
-    visible_tests: list[int]
-    draws: int
-    questions: int
-    sweep: bool
-    seed: int
-    ks: list[int]
-
-
-class FaultItem(BaseModel):
-    """A verdict still decided by the machine after the retries (see `guardrail_eval.faults`)."""
-
-    query_id: str
-    corpus_id: str
-    reason: str = Field(description="sandbox_fault or starved_timeout")
-    judged_by: str = Field(description="'ground truth' or the gated arm's name")
-
-
-class Faults(BaseModel):
-    """Sandbox faults: how many jobs were re-run, which verdicts are still faults.
-
-    A faulted verdict counts as "did not pass" in the metrics, which is not what the candidate
-    did: while ``remaining`` > 0 or ``pool_build`` names faults, the numbers are incomplete.
-    """
-
-    retried: int
-    remaining: int
-    items: list[FaultItem]
-    pool_build: str | None = Field(
-        default=None, description="the pool's build left faults (named): it was not cached"
-    )
-
-    @property
-    def incomplete(self) -> bool:
-        return self.remaining > 0 or self.pool_build is not None
-
-    def describe(self, most: int = 3) -> str:
-        """One line naming the first ``most`` faults left (and the pool build's)."""
-        parts = []
-        if self.remaining:
-            named = "; ".join(
-                f"{item.query_id} {item.corpus_id} ({item.judged_by}: {item.reason})"
-                for item in self.items[:most]
-            )
-            more = f"; and {self.remaining - most} more" if self.remaining > most else ""
-            parts.append(f"{self.remaining} verdict(s) still sandbox faults: {named}{more}")
-        if self.pool_build is not None:
-            parts.append(f"pool build: {self.pool_build}")
-        return "; ".join(parts)
-
-
-class Summary(BaseModel):
-    """Everything ``summary.json`` holds."""
-
-    version: int = SUMMARY_VERSION
-    pool: PoolInfo
-    settings: SettingsInfo
-    bootstrap: dict[str, object]
-    ground_truth: str
-    sandbox: str
-    cache: str
-    verifications: int
-    sandbox_runs: int
-    timings_s: dict[str, float]
-    faults: Faults
-    headlines: list[Headline]
-    arms: list[ArmSummary]
-    sweep: list[ArmSummary] = Field(
-        default_factory=list, description="visible<n> for n = 1.. (with --sweep)"
-    )
 
 
 def summarize(run: EvalRun) -> Summary:
@@ -445,6 +241,7 @@ def _arm_summary(
     )
     if arm.gated:
         summary.gate_cost = _gate_cost(arm)
+        summary.asking = _asking(arm, ranked)
     if ungated is None:
         summary.canonical_below = _below(ranked)
         summary.ties = _ties(ranked)
@@ -505,6 +302,25 @@ def _ties(ranked: list[RankedQuery]) -> Ties:
     return Ties(rule=TIE_RULE, rank1_tied=rank1, canonical_tied=canonical, n_scored=len(scored))
 
 
+def _asking(arm: Arm, ranked: list[RankedQuery]) -> Asking | None:
+    """Silent-buggy and questions, when the arm's gate asked (its outcomes know `silent`)."""
+    outcomes = arm.outcomes
+    if any(outcome.silent is None for outcome in outcomes):
+        return None
+    silent_buggy = np.array(
+        [
+            1.0 if outcome.silent and query.items and not query.items[0].passes_all_tests else 0.0
+            for outcome, query in zip(outcomes, ranked, strict=True)
+        ]
+    )
+    interval = bootstrap_cis({"silent": _by_draw(arm, silent_buggy).mean(axis=0)})["silent"]
+    return Asking(
+        silent_buggy=Interval.of(interval),
+        questions_mean=round(float(np.mean([o.questions or 0 for o in outcomes])), _DIGITS),
+        raised=round(float(np.mean([0.0 if o.silent else 1.0 for o in outcomes])), _DIGITS),
+    )
+
+
 def _gate_cost(arm: Arm) -> GateCostSummary:
     costs = [outcome.cost for outcome in arm.outcomes if outcome.cost is not None]
     latencies = np.array([cost.latency_s * 1000.0 for cost in costs], dtype=np.float64)
@@ -526,23 +342,29 @@ def _gate_cost(arm: Arm) -> GateCostSummary:
     )
 
 
-_HEADLINE_ORDER = ("ungated", "visible", "ask", "upper-bound")
-
-
 def _headline(arms: Sequence[ArmSummary]) -> Headline:
-    """Thin tests first: ungated -> visible N -> with questions -> the upper bound; then the
-    structural baseline, which never runs code."""
-    chain = sorted(
-        (arm for arm in arms if arm.kind in _HEADLINE_ORDER),
-        key=lambda arm: _HEADLINE_ORDER.index(arm.kind),
-    )
-    structural = [arm for arm in arms if arm.kind == "structural"]
+    """Thin tests first: ungated -> visible N -> N with one question -> the upper bound; then
+    the structural baseline, which never runs code (the first visible setting leads)."""
+    by_kind: dict[str, list[ArmSummary]] = {}
+    for arm in arms:
+        by_kind.setdefault(arm.kind, []).append(arm)
+    visible = by_kind.get("visible", [])[:1]
+    asked = [
+        arm
+        for arm in by_kind.get("ask", [])
+        if visible and arm.visible_tests == visible[0].visible_tests and arm.questions == 1
+    ]
+    chain = [*by_kind.get("ungated", []), *visible, *asked, *by_kind.get("upper-bound", [])]
+    structural = by_kind.get("structural", [])
     system = arms[0].system
 
     def shares(arm: ArmSummary) -> str:
         label = arm.name.removeprefix(system + "+") if arm.kind != "ungated" else "ungated"
         label = label.replace("upper-bound", "upper bound (all tests)")
-        return f"{label} {arm.agent.correct:.1%} / {arm.agent.buggy:.1%} / {arm.agent.nothing:.1%}"
+        text = f"{label} {arm.agent.correct:.1%} / {arm.agent.buggy:.1%} / {arm.agent.nothing:.1%}"
+        if arm.kind == "ask" and arm.asking is not None:
+            text += f" (silent buggy {arm.asking.silent_buggy.estimate:.1%})"
+        return text
 
     text = (
         f"{system}: acted on correct / acted on buggy / got nothing: "

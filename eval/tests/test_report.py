@@ -29,7 +29,7 @@ pytestmark = pytest.mark.docker
 FIXTURES = Path(__file__).parent / "fixtures"
 RELEASE = FIXTURES / "release"
 RESULTS = RELEASE / "results" / "fixture__toy-minilm.json"
-ARMS = ["", "+structural", "+upper-bound", "+visible1"]
+ARMS = ["", "+structural", "+upper-bound", "+visible1", "+visible1+ask1", "+visible1+ask2"]
 SWEEP = [f"+visible{n}" for n in range(2, 6)]  # the fixture's suites have 5 tests
 RESULT_FILES = [
     f"results/{system}{arm}.json"
@@ -46,7 +46,7 @@ def run(
     pool = load_pool(RELEASE)
     cache = VerdictCache(tmp_path_factory.mktemp("report-cache") / "verdicts.sqlite")
     systems: list[RetrievalSystem] = [BM25System(), ReplaySystem.load(RESULTS, pool)]
-    settings = EvalSettings(visible_tests=(1,), draws=3, sweep=True)
+    settings = EvalSettings(visible_tests=(1,), draws=3, questions=2, sweep=True)
     yield run_eval(pool, systems, Gate(docker_sandbox, cache=cache), settings)
     cache.close()
 
@@ -267,3 +267,33 @@ def test_the_html_report_never_runs_off_the_page(out: Path) -> None:
     wrapped = re.findall(r'<div class="wide"><table>', page)
     assert tables and len(wrapped) == len(tables)
     assert "<pre" not in page and "white-space:nowrap" not in page
+
+
+def test_ask_arms_follow_the_rounds_and_silent_buggy_recomputes(run: EvalRun, out: Path) -> None:
+    arms = {arm.name: arm for arm in run.arms}
+    visible, one, two = (arms[f"bm25+visible1{a}"] for a in ("", "+ask1", "+ask2"))
+    for zero, first, second in zip(visible.outcomes, one.outcomes, two.outcomes, strict=True):
+        assert zero.visible == first.visible == second.visible  # the same draw of tests
+        assert zero.questions == 0 and second.questions is not None
+        assert first.questions is not None and first.questions <= 1
+        assert first.questions <= second.questions <= 2
+        if zero.silent:  # no question: nothing to ask, every later round is round 0
+            assert first.items == zero.items and second.items == zero.items
+        assert first.cost is not None and zero.cost is not None
+        assert first.cost.latency_s >= zero.cost.latency_s  # cumulative
+    assert any(outcome.questions for outcome in two.outcomes)  # the oracle answered some
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    for arm in summary["arms"]:
+        if arm["kind"] not in {"visible", "ask"}:
+            assert arm["asking"] is None
+            continue
+        results = load_results(out / arm["results_file"])
+        silent_buggy = [
+            1.0 if q.model_extra and q.model_extra["silent"] and q.top_results
+            and not q.ranked()[0].passes_all_tests else 0.0
+            for q in results.per_query
+        ]  # fmt: skip
+        share = round(sum(silent_buggy) / len(silent_buggy), 4)
+        assert arm["asking"]["silent_buggy"]["estimate"] == share, arm["name"]
+        asked = [q.model_extra["questions"] for q in results.per_query if q.model_extra]
+        assert arm["asking"]["questions_mean"] == round(sum(asked) / len(asked), 4)
