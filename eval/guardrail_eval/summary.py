@@ -63,6 +63,7 @@ from guardrail_eval.summary_models import (
     Ties,
 )
 from guardrail_eval.ties import TIE_RULE, tied
+from guardrail_eval.validation import ValidationSummary
 
 __all__ = [
     "AgentShares",
@@ -86,6 +87,7 @@ __all__ = [
 ]
 
 _DIGITS = DIGITS
+VALIDATION = "pool validation"  # FaultItem.judged_by of the label check's faults
 _UNUSED_BECAUSE = {
     DISTRACTOR_METADATA_FILE: "present, not used (the metrics need only the corpus and queries)",
     EXECUTION_CACHE_FILE: "present, not used: every verdict comes from running the code here",
@@ -94,8 +96,11 @@ DRAW_KEYS = ("exec@1", *AGENT_KEYS)
 """The per-draw means kept for arms with several draws (their spread between draws)."""
 
 
-def summarize(run: EvalRun) -> Summary:
-    """Compute every statistic of ``run`` (bootstrap: 5,000 resamples, seed 20260510)."""
+def summarize(run: EvalRun, *, validation: ValidationSummary | None = None) -> Summary:
+    """Compute every statistic of ``run`` (bootstrap: 5,000 resamples, seed 20260510).
+
+    ``validation`` is what `guardrail_eval.validation` found in the pool (kept as it is).
+    """
     pool, settings = run.pool, run.settings
     arms: list[ArmSummary] = []
     sweep: list[ArmSummary] = []
@@ -149,15 +154,21 @@ def summarize(run: EvalRun) -> Summary:
         verifications=run.verifications,
         sandbox_runs=run.sandbox_runs,
         timings_s={key: round(value, 3) for key, value in run.timings.items()},
-        faults=_faults(run),
+        faults=_faults(run, validation),
+        validation=validation,
         headlines=headlines,
         arms=arms,
         sweep=sweep,
     )
 
 
-def _faults(run: EvalRun) -> Faults:
+def _faults(run: EvalRun, validation: ValidationSummary | None) -> Faults:
+    checked = validation.faults if validation is not None else []
     items = [
+        FaultItem(query_id=f.query_id, corpus_id=f.corpus_id, reason=f.reason, judged_by=VALIDATION)
+        for f in checked
+    ]
+    items += [
         FaultItem(
             query_id=f.query_id, corpus_id=f.corpus_id, reason=f.reason, judged_by=f.judged_by
         )
@@ -166,7 +177,7 @@ def _faults(run: EvalRun) -> Faults:
     build = read_build_report(run.pool)
     unclean = build is not None and build.clean is False
     return Faults(
-        retried=run.retried,
+        retried=run.retried + (validation.retried if validation is not None else 0),
         remaining=len(items),
         items=items,
         pool_build=describe_faults(build) if build is not None and unclean else None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from guardrail_eval.stats import BootstrapInterval, McNemarResult
+from guardrail_eval.validation import ValidationSummary
 
 __all__ = [
     "AgentShares",
@@ -25,7 +26,7 @@ __all__ = [
     "Ties",
 ]
 
-SUMMARY_VERSION = 3  # 2: faults; 3: arms by kind, draws, ties, asking, structural, sweep
+SUMMARY_VERSION = 4  # 2: faults; 3: validation; 4: arms by kind, draws, ties, asking, sweep
 DIGITS = 4
 
 
@@ -203,7 +204,7 @@ class FaultItem(BaseModel):
     query_id: str
     corpus_id: str
     reason: str = Field(description="sandbox_fault or starved_timeout")
-    judged_by: str = Field(description="'ground truth' or the gated arm's name")
+    judged_by: str = Field(description="'ground truth', 'pool validation' or the gated arm's name")
 
 
 class Faults(BaseModel):
@@ -253,6 +254,9 @@ class Summary(BaseModel):
     sandbox_runs: int
     timings_s: dict[str, float]
     faults: Faults
+    validation: ValidationSummary | None = Field(
+        default=None, description="the pool's labels run against their suites (None: not run)"
+    )
     headlines: list[Headline]
     arms: list[ArmSummary]
     sweep: list[ArmSummary] = Field(

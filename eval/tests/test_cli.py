@@ -268,7 +268,7 @@ def test_the_terminal_table_never_folds_a_number_at_80_columns() -> None:
     from guardrail_eval.cli import summary_tables
     from guardrail_eval.summary import Summary
 
-    summary = Summary.model_validate_json((FIXTURES / "summary_v3.json").read_text())
+    summary = Summary.model_validate_json((FIXTURES / "summary_arms.json").read_text())
     gated = next(arm for arm in summary.arms if arm.gate_cost is not None)
     assert gated.gate_cost is not None
     gated.gate_cost.latency_p50_ms, gated.gate_cost.latency_p95_ms = 1234.4, 5176.4
