@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import matplotlib
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from guardrail.safetext import one_line
 from guardrail_eval.summary import ArmSummary, Interval, Summary
@@ -76,22 +77,29 @@ def agent_outcomes_plot(summary: Summary) -> bytes:
     for key, label, colour in _AGENT_SEGMENTS:
         shares = [arm.intervals[key].estimate for arm in arms]
         axes.barh(positions, shares, left=left, color=colour, label=label)
-        if key != "agent_nothing":
-            ends = [a + b for a, b in zip(left, shares, strict=True)]
-            axes.errorbar(
-                ends,
-                positions,
-                xerr=_errors([arm.intervals[key] for arm in arms]),
-                fmt="none",
-                ecolor="black",
-                capsize=3,
-                linewidth=1,
-            )
+        for position, start, share in zip(positions, left, shares, strict=True):
+            if share >= 0.06:
+                axes.text(start + share / 2, position, f"{share:.0%}", ha="center", va="center")
         left = [a + b for a, b in zip(left, shares, strict=True)]
+    # The two boundaries carry the intervals: correct | buggy is the acted-on-correct share,
+    # buggy | nothing is 1 - got-nothing (so its interval is got-nothing's, mirrored).
+    correct = [arm.intervals["agent_correct"] for arm in arms]
+    nothing = [arm.intervals["agent_nothing"] for arm in arms]
+    mirrored = [Interval(estimate=1 - i.estimate, low=1 - i.high, high=1 - i.low) for i in nothing]
+    for intervals in (correct, mirrored):
+        axes.errorbar(
+            [interval.estimate for interval in intervals],
+            positions,
+            xerr=_errors(intervals),
+            fmt="none",
+            ecolor="black",
+            capsize=3,
+            linewidth=1,
+        )
     axes.set_yticks(positions, labels=[_label(arm.name) for arm in arms])
     axes.invert_yaxis()
     axes.set_xlim(0.0, 1.0)
-    axes.set_xlabel("share of queries (mean over draws); bars: 95% interval of each segment")
+    axes.set_xlabel("share of queries (mean over draws); whiskers: 95% intervals")
     axes.set_title("What the agent acted on")
     axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     axes.grid(axis="x", alpha=0.3)
@@ -192,9 +200,11 @@ def gate_latency_plot(summary: Summary) -> bytes:
         axes.boxplot(data, orientation="horizontal", tick_labels=labels)
         axes.invert_yaxis()
     axes.set_xscale("log")
+    # Plain tick labels: with mathtext off, the log axis' default ones print as raw TeX.
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axes.xaxis.set_minor_formatter(NullFormatter())
     axes.set_xlabel(
-        f"gate latency per query, ms (fetch_k = {summary.settings.fetch_k});"
-        " a cached verdict is a lookup, not a sandbox run"
+        f"ms per query (fetch_k = {summary.settings.fetch_k}); cache hits are lookups, not runs"
     )
     axes.set_title("Gate latency (verify + policy, per query)")
     axes.grid(axis="x", alpha=0.3)

@@ -37,22 +37,27 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_eval_of_a_pool_folder_writes_every_output(tmp_path: Path) -> None:
     out = tmp_path / "out"
     arguments = ["eval", "--pool", str(RELEASE), "--system", "bm25", "--out", str(out)]
-    result = runner.invoke(app, [*arguments, "--visible-tests", "1", "--draws", "2"])
+    result = runner.invoke(
+        app, [*arguments, "--visible-tests", "1", "--draws", "2", "--questions", "1"]
+    )
     assert result.exit_code == 0, result.output
     headline = result.stdout.splitlines()[0]
     assert headline.startswith("bm25: acted on correct / acted on buggy / got nothing: ungated")
     assert "-> upper bound (all tests) 100.0% / 0.0% / 0.0%" in headline
     assert "+visible1" in result.stdout and "+upper-bound" in result.stdout
     names = sorted(p.name for p in (out / "results").iterdir())
-    expected = ["bm25+structural", "bm25+upper-bound", "bm25+visible1", "bm25"]
+    expected = [
+        "bm25+structural", "bm25+upper-bound", "bm25+visible1", "bm25+visible1+ask1", "bm25"
+    ]  # fmt: skip
     assert names == sorted(f"{name}.json" for name in expected)
     for name in names:
         results = load_results(out / "results" / name)
         assert results.metrics == recompute_metrics(results, rounded=True)
     summary = json.loads((out / "summary.json").read_text())
     assert [arm["name"] for arm in summary["arms"]] == [
-        "bm25", "bm25+structural", "bm25+upper-bound", "bm25+visible1"
+        "bm25", "bm25+structural", "bm25+upper-bound", "bm25+visible1", "bm25+visible1+ask1"
     ]  # fmt: skip
+    assert "-> visible1+ask1 " in headline and "(silent buggy " in headline
     assert summary["arms"][3]["draws"] == 2
     assert (out / "report.md").is_file() and (out / "report.html").is_file()
 
