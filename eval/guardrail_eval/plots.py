@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import matplotlib
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
 from guardrail.safetext import one_line
 from guardrail_eval.summary import ArmSummary, Interval, Summary
@@ -246,6 +246,7 @@ def sweep_plot(summary: Summary) -> bytes:
                 label=_label(f"{system}: {what}"),
             )
     axes.set_ylim(0.0, 1.05)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel("visible tests per query (random, mean over draws)")
     axes.set_ylabel("share of queries")
     axes.set_title("Thin tests: exec@1 and acted on buggy vs visible tests")
