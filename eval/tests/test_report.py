@@ -22,6 +22,7 @@ from guardrail_eval.runner import EvalRun, EvalSettings, run_eval
 from guardrail_eval.structural import structural_order
 from guardrail_eval.summary import Summary, summarize
 from guardrail_eval.systems import BM25System, ReplaySystem, RetrievalSystem
+from guardrail_eval.ties import tied
 from guardrail_eval.visible import visible_indices, visible_spec
 
 pytestmark = pytest.mark.docker
@@ -297,3 +298,38 @@ def test_ask_arms_follow_the_rounds_and_silent_buggy_recomputes(run: EvalRun, ou
         assert arm["asking"]["silent_buggy"]["estimate"] == share, arm["name"]
         asked = [q.model_extra["questions"] for q in results.per_query if q.model_extra]
         assert arm["asking"]["questions_mean"] == round(sum(asked) / len(asked), 4)
+
+
+def test_tie_counts_are_those_of_the_retrievers_scores(run: EvalRun, summary: Summary) -> None:
+    arms = {arm.name: arm for arm in summary.arms}
+    ungated = next(arm for arm in run.arms if arm.name == "bm25")
+    expected_rank1 = sum(
+        tied(o.items[0].score, o.items[1].score) for o in ungated.outcomes if len(o.items) > 1
+    )
+    expected_canonical = 0
+    for outcome in ungated.outcomes:
+        scores = outcome.snippet_scores or {}
+        query = outcome.query
+        expected_canonical += any(
+            tied(scores[c], scores[d])
+            for c in query.correct_corpus_ids
+            for d in query.paired_distractor_corpus_ids
+        )
+    ties = arms["bm25"].ties
+    assert ties is not None and ties.n_scored == 3
+    assert (ties.rank1_tied, ties.canonical_tied) == (expected_rank1, expected_canonical)
+    assert arms["fixture__toy-minilm"].ties is not None  # a replay's stored scores count too
+    assert arms["bm25+visible1"].ties is None  # counted once per system, on its own ranking
+
+
+def test_the_latency_plot_labels_cache_hits(summary: Summary) -> None:
+    from guardrail_eval.plots import _cached
+
+    for arm in summary.arms:
+        cost = arm.gate_cost
+        if cost is None:
+            assert _cached(arm) == ""
+        elif cost.cache_hits == cost.verdicts:
+            assert _cached(arm) == "\n(all cache hits)"
+        else:
+            assert _cached(arm) == f"\n({cost.cache_hits} of {cost.verdicts} cache hits)"
