@@ -8,7 +8,9 @@ Every eval error is an `EvalError`; the ones caused by bad input are also a
     │   ├── PoolFormatError      (also EvalError) a pool file that cannot be used: bad JSON,
     │   │                        a missing or mistyped field, an unknown or duplicate id
     │   ├── ResultsFormatError   (also EvalError) a results/<model>.json that cannot be used
-    │   └── EvalSettingError     (also EvalError) an eval setting that cannot be used
+    │   ├── EvalSettingError     (also EvalError) an eval setting that cannot be used
+    │   └── RetrieverError       (also EvalError) a user's retriever (``--retriever
+    │                            module:factory``) that cannot be loaded, built or used
     └── EvalError                every error raised by guardrail-eval
         ├── OutputError          an output file (pool, results, report) cannot be written
         └── IncompleteError      sandbox faults were left after the retries (CLI exit code 4)
@@ -34,6 +36,7 @@ __all__ = [
     "OutputError",
     "PoolFormatError",
     "ResultsFormatError",
+    "RetrieverError",
     "describe_validation_error",
     "format_location",
 ]
@@ -45,6 +48,18 @@ class EvalError(GuardrailError):
 
 class EvalSettingError(EvalError, InputError):
     """An eval setting that cannot be used (for example ``--visible-tests 0``)."""
+
+
+class RetrieverError(EvalError, InputError):
+    """A user's retriever that cannot be evaluated (`guardrail_eval.custom`).
+
+    A ``module:factory`` spec that does not parse, a module that does not import, a missing or
+    uncallable factory, a factory that raises or returns no retriever of its framework, a
+    retriever that raises, or a result that names no snippet of the pool. The message names the
+    factory (and the query, for a retrieval).
+    """
+
+    hint = "see `guardrail audit retriever --help` for the factory contract"
 
 
 class OutputError(EvalError):
