@@ -166,6 +166,10 @@ class CustomSystem:
                 hint="give --name NAME",
             )
         self._prepared: tuple[Pool, Any] | None = None
+        self.shortfall: tuple[str, int, int] | None = None
+        """(query id, snippets got, snippets asked for) of the first query that got fewer than it
+        asked for, if any: exec@k and the gate saw only those. A retriever that ignores ``k``
+        keeps its own default (LangChain's ``as_retriever()``: 4)."""
 
     @property
     def name(self) -> str:
@@ -210,7 +214,11 @@ class CustomSystem:
                 f"the retriever of --retriever {self.factory.spec!r} raised {_describe(exc)} on"
                 f" query {query.query_id!r}"
             ) from exc
-        return Retrieval(self._ranking(pool, query, hits, depth))
+        ranking = self._ranking(pool, query, hits, depth)
+        wanted = min(depth, len(pool.corpus))
+        if self.shortfall is None and len(ranking) < wanted:
+            self.shortfall = (query.query_id, len(ranking), wanted)
+        return Retrieval(ranking)
 
     def _ranking(
         self, pool: Pool, query: Query, hits: Sequence[tuple[object, float]], depth: int

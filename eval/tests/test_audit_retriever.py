@@ -32,9 +32,17 @@ def _audit(*arguments: str) -> Any:
     return runner.invoke(app, ["audit", "retriever", "--pool", str(RELEASE), *arguments])
 
 
-def _arms(out: Path) -> dict[tuple[str, bool], dict[str, Any]]:
+def _arms(out: Path, system: str) -> dict[str, dict[str, Any]]:
+    """The system's arms in summary.json by what follows the system's name ("" = ungated)."""
     summary = json.loads((out / "summary.json").read_text())
-    return {(arm["system"], arm["gated"]): arm for arm in summary["arms"]}
+    return {
+        arm["name"].removeprefix(system): arm for arm in summary["arms"] if arm["system"] == system
+    }
+
+
+def _ranked_ids(results_file: Path) -> list[list[str]]:
+    results = json.loads(results_file.read_text())
+    return [[item["corpus_id"] for item in q["top_results"]] for q in results["per_query"]]
 
 
 @pytest.mark.docker
@@ -46,25 +54,28 @@ def test_a_users_retriever_scores_as_dense_with_the_same_embedding(
     arguments = ["--retriever", f"user_retrievers:{factory}", "--system", "dense"]
     result = _audit(*arguments, "--out", str(out))
     assert result.exit_code == 0, result.output
-    assert f"acted on buggy code: ungated 66.7% -> gated 0.0% ({factory}, gate sees all" in (
-        result.stdout
+    assert factory in result.stdout
+    mine, dense = _arms(out, factory), _arms(out, "dense-minilm")
+    assert mine.keys() == dense.keys() and "" in mine and len(mine) >= 2
+    for arm, theirs in dense.items():  # same model, same text: same rankings, same numbers
+        assert mine[arm]["metrics"] == theirs["metrics"], arm
+        assert mine[arm]["agent"] == theirs["agent"], arm
+    ungated = mine[""]
+    assert ungated["metrics"]["exec@1"] == pytest.approx(1 / 3, abs=1e-4)
+    assert max(arm["metrics"]["exec@1"] for arm in mine.values() if arm["gated"]) == 1.0
+    assert ungated["canonical_below"] is None  # a top-k retriever does not score every snippet
+    rankings = [_ranked_ids(out / arm[""]["results_file"]) for arm in (mine, dense)]
+    assert rankings[0] == rankings[1]
+
+
+@pytest.mark.docker
+def test_a_retriever_that_ignores_k_is_warned_about() -> None:
+    result = _audit("--retriever", "user_retrievers:ignores_k")
+    assert result.exit_code == 0, result.output
+    assert (
+        "warning: ignores_k returned 4 snippets for query 'q_0001' (and maybe others), not 10"
+        in result.stderr
     )
-    arms = _arms(out)
-    assert set(arms) == {(factory, False), (factory, True), ("dense-minilm", False),
-                         ("dense-minilm", True)}  # fmt: skip
-    for gated in (False, True):
-        mine, dense = arms[(factory, gated)], arms[("dense-minilm", gated)]
-        assert mine["metrics"] == dense["metrics"]  # same model, same text: same rankings
-        assert mine["agent"] == dense["agent"]
-    assert arms[(factory, False)]["metrics"]["exec@1"] == pytest.approx(1 / 3, abs=1e-4)
-    assert arms[(factory, True)]["metrics"]["exec@1"] == 1.0
-    assert arms[(factory, False)]["canonical_below"] is None  # top-k only: not known
-    results = json.loads((out / arms[(factory, False)]["results_file"]).read_text())
-    dense_results = arms[("dense-minilm", False)]["results_file"]
-    stored = json.loads((out / dense_results).read_text())
-    assert [[r["corpus_id"] for r in q["top_results"]] for q in results["per_query"]] == [
-        [r["corpus_id"] for r in q["top_results"]] for q in stored["per_query"]
-    ]
 
 
 @pytest.mark.docker

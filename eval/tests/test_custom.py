@@ -82,6 +82,13 @@ def test_same_embedding_ranks_as_the_dense_system(
 def test_a_shorter_depth_cuts_the_ranking(pool: Pool) -> None:
     system = _prepared("user_retrievers:langchain_chroma", pool)
     assert len(system.retrieve(pool, pool.queries[0], 3).ranking) == 3
+    assert system.shortfall is None
+
+
+def test_a_retriever_returning_fewer_than_k_is_noticed(pool: Pool) -> None:
+    system = _prepared("user_retrievers:ignores_k", pool)
+    assert len(system.retrieve(pool, pool.queries[0], DEPTH).ranking) == 4
+    assert system.shortfall == ("q_0001", 4, DEPTH)
 
 
 def test_documents_are_the_code_and_carry_only_their_corpus_id(pool: Pool) -> None:

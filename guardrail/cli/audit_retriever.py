@@ -12,6 +12,7 @@ be imported, called or used, or that raised; 3 sandbox unavailable; 4 results in
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from guardrail.cli.common import fail
+from guardrail.cli.common import fail, warn
 from guardrail.cli.options import ImageOption, NoCacheOption, RuntimeOption, TimeoutOption
 from guardrail.gate import Policy
 
@@ -63,7 +64,7 @@ def retriever(  # noqa: PLR0917 - Typer maps parameters to options; callers neve
         list[str] | None,
         typer.Option(
             "--visible-tests",
-            help="What the gate may see: 'all' tests or the first N. Repeatable. Default: all.",
+            help="What the gate may see, as in `guardrail eval`. Repeatable. Default: the eval's.",
         ),
     ] = None,
     fetch_k: Annotated[
@@ -105,11 +106,10 @@ def retriever(  # noqa: PLR0917 - Typer maps parameters to options; callers neve
     from guardrail_eval.selection import SystemChoice, build_systems, default_index_dir
 
     with reporting_eval_errors():
-        settings = EvalSettings(
-            fetch_k=fetch_k,
-            policy=policy,
-            visible_tests=tuple(parse_visible_tests(v) for v in visible_tests or ["all"]),
-        )
+        settings = EvalSettings(fetch_k=fetch_k, policy=policy)
+        if visible_tests:  # else the eval's own default arms
+            parsed = tuple(parse_visible_tests(v) for v in visible_tests)
+            settings = dataclasses.replace(settings, visible_tests=parsed)
         chosen_framework = (
             _choice(Framework, "--framework", framework) if framework is not None else None
         )
@@ -137,6 +137,13 @@ def retriever(  # noqa: PLR0917 - Typer maps parameters to options; callers neve
             no_cache=no_cache,
             seed=seed,
         )
+        if custom.shortfall is not None:
+            query_id, got, wanted = custom.shortfall
+            warn(
+                f"{custom.name} returned {got} snippets for query {query_id!r} (and maybe"
+                f" others), not {wanted}: exec@k and the gate saw only those; does the factory"
+                f" pass k={custom.k} on to the retriever?"
+            )
 
 
 _Choice = TypeVar("_Choice", bound=StrEnum)
