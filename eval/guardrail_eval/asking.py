@@ -24,7 +24,10 @@ from guardrail.gate import Candidate, Gate, GateResult
 from guardrail.questions import Observation, Question
 from guardrail.spec import Spec
 
-__all__ = ["AskRound", "ask_rounds"]
+__all__ = ["DEFAULT_QUESTIONS", "AskRound", "ask_rounds"]
+
+DEFAULT_QUESTIONS = 3
+"""The ask arms of a default ``guardrail eval``: up to 1, 2 and 3 questions."""
 
 
 @dataclass(frozen=True)

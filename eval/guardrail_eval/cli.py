@@ -23,7 +23,7 @@ contradiction), and the error line names the first few.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -54,14 +54,17 @@ from guardrail.cli.options import (
 )
 from guardrail.gate import Policy
 from guardrail.safetext import cell, clean, one_line
+from guardrail_eval.asking import DEFAULT_QUESTIONS
 from guardrail_eval.errors import IncompleteError
 from guardrail_eval.selection import BUILTIN, HUMANEVAL, SystemChoice
 from guardrail_eval.visible import DEFAULT_DRAWS
 
 if TYPE_CHECKING:
     from guardrail_eval.build import BuildReport
-    from guardrail_eval.runner import EvalProgress
+    from guardrail_eval.pool import Pool
+    from guardrail_eval.runner import EvalProgress, EvalSettings
     from guardrail_eval.summary import Interval, Summary
+    from guardrail_eval.systems import RetrievalSystem
 
 EXIT_INCOMPLETE = 4
 
@@ -118,7 +121,7 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             help="Ask arms visible<N>+ask<q> for q = 1..Q: the gate may ask up to q questions,"
             " each answered by the pool's canonical (an oracle). 0: no ask arms.",
         ),
-    ] = 3,
+    ] = DEFAULT_QUESTIONS,
     sweep: Annotated[
         bool,
         typer.Option(
@@ -186,14 +189,10 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
         return
     # The eval's modules import numpy, scipy and bm25s: only when the eval really runs, so that
     # every other `guardrail` command starts fast.
-    from guardrail_eval.outputs import check_out_folder
-    from guardrail_eval.report import write_outputs
-    from guardrail_eval.runner import EvalSettings, check_sandbox, parse_visible_tests, run_eval
-    from guardrail_eval.selection import build_systems, default_index_dir, open_pool
-    from guardrail_eval.summary import summarize
-    from guardrail_eval.validation import validate_pool
+    from guardrail_eval.runner import EvalSettings, parse_visible_tests
+    from guardrail_eval.selection import build_systems, default_index_dir
 
-    with _reporting_errors():
+    with reporting_eval_errors():
         settings = EvalSettings(
             fetch_k=fetch_k,
             policy=policy,
@@ -203,34 +202,81 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             sweep=sweep,
             seed=seed,
         )
-        if out is not None:
-            check_out_folder(out, force=force)  # before anything runs; again when writing
         choices = system if system is not None else ([] if replay else [SystemChoice.DENSE])
-        with (
-            build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
-            removing_containers_on_signals(gate.sandbox),
-            _progress() as on_progress,
-        ):
-            check_sandbox(gate.sandbox)  # a missing engine or image: exit 3 in a second
-            chosen = open_pool(
-                pool,
-                gate,
-                seed=seed,
-                on_task=lambda done, total: on_progress("building the pool", done, total),
-            )
-            systems = build_systems(
+
+        def systems(chosen: Pool) -> list[RetrievalSystem]:
+            return build_systems(
                 chosen, choices, replay or [], seed=seed, index_dir=index_dir or default_index_dir()
             )
-            validation = validate_pool(
-                chosen,
-                gate,
-                on_progress=lambda done, total: on_progress("checking labels", done, total),
-            )
-            chosen, checked = validation.settle(relabel=relabel)
-            run = run_eval(chosen, systems, gate, settings, on_progress=on_progress)
-        summary = summarize(run, validation=checked)
-        if out is not None:
-            write_outputs(run, summary, out, force=force)
+
+        run_and_report(
+            pool,
+            systems,
+            settings,
+            out,
+            image=image,
+            timeout=timeout,
+            runtime=runtime,
+            no_cache=no_cache,
+            seed=seed,
+            force=force,
+            relabel=relabel,
+        )
+
+
+def run_and_report(
+    pool: str,
+    systems: Callable[[Pool], list[RetrievalSystem]],
+    settings: EvalSettings,
+    out: Path | None,
+    *,
+    image: str | None,
+    timeout: float,
+    runtime: str | None,
+    no_cache: bool,
+    seed: int,
+    force: bool = False,
+    relabel: bool = False,
+) -> None:
+    """The eval once its options are parsed: open the pool, check its labels, run, summarize,
+    write, print.
+
+    Shared by ``guardrail eval`` and ``guardrail audit retriever`` (which brings its own system).
+    The sandbox is checked before the pool is opened and before ``systems(pool)`` builds
+    anything; ``--out`` is written only when the run finished. Exits 4 when sandbox faults were
+    left. Call it inside `reporting_eval_errors`.
+    """
+    from guardrail_eval.outputs import check_out_folder
+    from guardrail_eval.report import write_outputs
+    from guardrail_eval.runner import check_sandbox, run_eval
+    from guardrail_eval.selection import open_pool
+    from guardrail_eval.summary import summarize
+    from guardrail_eval.validation import validate_pool
+
+    if out is not None:
+        check_out_folder(out, force=force)  # before anything runs; again when writing
+    with (
+        build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
+        removing_containers_on_signals(gate.sandbox),
+        _progress() as on_progress,
+    ):
+        check_sandbox(gate.sandbox)  # a missing engine or image: exit 3 in a second
+        chosen = open_pool(
+            pool,
+            gate,
+            seed=seed,
+            on_task=lambda done, total: on_progress("building the pool", done, total),
+        )
+        validation = validate_pool(
+            chosen,
+            gate,
+            on_progress=lambda done, total: on_progress("checking labels", done, total),
+        )
+        chosen, checked = validation.settle(relabel=relabel)
+        run = run_eval(chosen, systems(chosen), gate, settings, on_progress=on_progress)
+    summary = summarize(run, validation=checked)
+    if out is not None:
+        write_outputs(run, summary, out, force=force)
     _print_summary(summary, out)
     if summary.faults.incomplete:
         where = " (listed in summary.json and report.md)" if out is not None else ""
@@ -266,7 +312,7 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
     """
     from guardrail_eval.build import describe_faults
 
-    with _reporting_errors():
+    with reporting_eval_errors():
         if which not in {BUILTIN, HUMANEVAL}:
             fail(f"unknown pool {which!r}; expected {BUILTIN} or {HUMANEVAL}")
         with (
@@ -313,7 +359,7 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
 
 
 @contextmanager
-def _reporting_errors() -> Iterator[None]:
+def reporting_eval_errors() -> Iterator[None]:
     """`reporting_errors`, with `IncompleteError` mapped to its own exit code (4)."""
     with reporting_errors():
         try:
