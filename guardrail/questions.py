@@ -105,7 +105,7 @@ def answer_test(probe: Probe, observation: Observation) -> str | None:
         )
     if observation.kind != "value":
         return None
-    names, values = _mutable_arguments(probe)
+    call, bindings = _named_call(probe)
     try:
         value = ast.literal_eval(observation.text)
         after = [ast.literal_eval(text) for text in observation.after]
@@ -113,46 +113,34 @@ def answer_test(probe: Probe, observation: Observation) -> str | None:
         faithful = key_of((value, tuple(after)) if after else value) == observation.key
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
-    if not faithful or len(after) != len(names):
+    if not faithful or len(after) != len(bindings):
         return None
-    if not names:
+    if not bindings:
         return f"assert {probe.call} == {observation.text}"
-    call = _call_with(probe, names)
-    lines = [f"{name} = {text}" for name, text in values.items()]
+    lines = [f"{name} = {text}" for name, text in bindings]
     lines.append(f"assert {call} == {observation.text}")
     lines += [
-        f"assert {name} == {text}" for name, text in zip(names, observation.after, strict=True)
+        f"assert {name} == {text}"
+        for (name, _), text in zip(bindings, observation.after, strict=True)
     ]
     return "\n".join(lines)
 
 
-def _mutable_arguments(probe: Probe) -> tuple[list[str], dict[str, str]]:
-    """Names for the probe's mutable arguments (``arg1``, ``arg2``... by position, the keyword
-    otherwise), in the order the judge reports their states, and each one's source text."""
-    names: list[str] = []
-    values: dict[str, str] = {}
-    for index, text in enumerate(probe.args, start=1):
-        if type(ast.literal_eval(text)) in _MUTABLE:
-            names.append(f"arg{index}")
-            values[f"arg{index}"] = text
-    for keyword, text in probe.kwargs:
-        if type(ast.literal_eval(text)) in _MUTABLE:
-            names.append(f"{keyword}_arg")
-            values[f"{keyword}_arg"] = text
-    return names, values
+def _named_call(probe: Probe) -> tuple[str, list[tuple[str, str]]]:
+    """The probe's call with each mutable argument bound to a name first (``arg1``... by
+    position, ``<keyword>_arg`` by keyword), in the order the judge reports their states after
+    the call; and those ``(name, source text)`` bindings."""
+    bindings: list[tuple[str, str]] = []
 
+    def named(text: str, name: str) -> str:
+        if type(ast.literal_eval(text)) not in _MUTABLE:
+            return text
+        bindings.append((name, text))
+        return name
 
-def _call_with(probe: Probe, names: list[str]) -> str:
-    """The probe's call with its mutable arguments replaced by the names they are bound to."""
-    values = iter(names)
-    args = [
-        next(values) if type(ast.literal_eval(text)) in _MUTABLE else text for text in probe.args
-    ]
-    kwargs = [
-        f"{keyword}={next(values) if type(ast.literal_eval(text)) in _MUTABLE else text}"
-        for keyword, text in probe.kwargs
-    ]
-    return f"{probe.entry_point}({', '.join([*args, *kwargs])})"
+    args = [named(text, f"arg{index}") for index, text in enumerate(probe.args, start=1)]
+    kwargs = [f"{key}={named(text, f'{key}_arg')}" for key, text in probe.kwargs]
+    return f"{probe.entry_point}({', '.join([*args, *kwargs])})", bindings
 
 
 _MUTABLE = (list, dict, set)  # the mutable types a literal can build
