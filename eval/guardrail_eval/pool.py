@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,14 +33,15 @@ from guardrail.errors import SpecError
 from guardrail.precheck import at_line, parse, size_problem
 from guardrail.spec import Spec, spec_size_problem
 from guardrail.textfiles import read_jsonl
+from guardrail_eval.atomic import write_text_atomically
 from guardrail_eval.errors import (
     EvalSettingError,
-    OutputError,
     PoolFormatError,
     describe_validation_error,
     format_location,
 )
 from guardrail_eval.metrics import RankedItem, SnippetScores
+from guardrail_eval.poolcontext import CorpusContext
 
 __all__ = [
     "CORPUS_FILE",
@@ -79,6 +78,8 @@ class CorpusEntry(BaseModel):
     bug_type: str | None = None
     """Distractors only (any string; the release has 6 documented and 4 legacy names)."""
     source_entry_id: str = ""
+    context: CorpusContext | None = None
+    """Real-code pools only: where it lives under the pool's ``context/`` (`poolcontext`)."""
 
 
 class Query(BaseModel):
@@ -361,39 +362,6 @@ def write_pool(pool: Pool, directory: Path) -> Path:
     return folder
 
 
-def write_text_atomically(files: Mapping[Path, str]) -> None:
-    """Write each file to a temporary sibling, then rename them all into place.
-
-    Nothing is renamed until every file has been written, so an error leaves no half-written
-    file behind (the temporaries are removed).
-
-    Raises:
-        OutputError: a folder cannot be created or a file cannot be written.
-    """
-    written: list[tuple[Path, Path]] = []
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        for path, text in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(
-                "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-            ) as handle:
-                written.append((Path(handle.name), path))
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-                # NamedTemporaryFile is 0600; the result should look like any file we write.
-                os.chmod(handle.name, 0o666 & ~umask)
-        for temporary, path in written:
-            os.replace(temporary, path)
-    except OSError as exc:
-        for temporary, _ in written:
-            temporary.unlink(missing_ok=True)
-        target = exc.filename or next(iter(files), "")
-        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
-
-
 def _data_folder(path: Path) -> Path:
     if not path.exists():
         raise PoolFormatError(path, None, "", "no such pool folder")
@@ -493,6 +461,8 @@ def _corpus_row(entry: CorpusEntry) -> dict[str, Any]:
     row = entry.model_dump(mode="json")
     if entry.bug_type is None:
         del row["bug_type"]
+    if entry.context is None:
+        del row["context"]
     return row
 
 

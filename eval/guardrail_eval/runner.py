@@ -36,6 +36,7 @@ from guardrail_eval.errors import EvalSettingError
 from guardrail_eval.faults import RetryingSandbox, fault_reason
 from guardrail_eval.metrics import DEFAULT_KS, RankedQuery
 from guardrail_eval.pool import Pool, Query
+from guardrail_eval.poolcontext import candidate_metadata
 from guardrail_eval.systems import Retrieval, RetrievalSystem
 
 __all__ = [
@@ -370,9 +371,11 @@ class _Judge:
         on_progress(0, len(keys))
         for start in range(0, len(keys), _TRUTH_CHUNK):
             chunk = keys[start : start + _TRUTH_CHUNK]
-            codes = [self.specs.pool.corpus[corpus_id].code for _, corpus_id in chunk]
+            pool = self.specs.pool
+            entries = [pool.corpus[corpus_id] for _, corpus_id in chunk]
             specs = [self.specs.get(todo[key], None) for key in chunk]
-            verdicts = self.gate.verify(codes, specs)
+            metadata = [candidate_metadata(pool, entry) for entry in entries]
+            verdicts = self.gate.verify([e.code for e in entries], specs, metadata=metadata)
             self.verdicts_seen += len(verdicts)
             self._truth.update(zip(chunk, verdicts, strict=True))
             on_progress(start + len(chunk), len(keys))
@@ -454,9 +457,14 @@ class _Loop:
     def _gate_one(
         self, query: Query, retrieval: Retrieval, spec: Spec
     ) -> tuple[GateResult, GateCost]:
-        corpus = self.specs.pool.corpus
+        pool = self.specs.pool
         candidates = [
-            Candidate(code=corpus[item.corpus_id].code, id=item.corpus_id, score=item.score)
+            Candidate(
+                code=pool.corpus[item.corpus_id].code,
+                id=item.corpus_id,
+                score=item.score,
+                metadata=candidate_metadata(pool, pool.corpus[item.corpus_id]),
+            )
             for item in retrieval.ranking[: self.settings.fetch_k]
         ]
         runs_before = self.sandbox.jobs
