@@ -2,7 +2,8 @@
 
 Mounted by the core CLI as ``guardrail eval``. With no arguments it runs the main job: the
 built-in pool, dense retrieval with the offline MiniLM, and the Docker gate seeing all tests.
-``guardrail eval build-pool`` (re)builds the built-in or the HumanEval pool.
+``guardrail eval build-pool`` (re)builds the built-in or the HumanEval pool; with ``--from PATH``
+or ``--from-sdist NAME==VERSION`` it builds a pool of real code (`guardrail_eval.realpool`).
 
 Exit codes: 0 done, 2 bad input (a pool or results file, with file and line; a bad setting),
 3 the sandbox is unavailable (checked first, before any model is loaded or index built),

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import guardrail.sandbox.replay as replay
+import guardrail_eval.cli as eval_cli
 from guardrail.cli.app import app
 from guardrail.gate import Gate
 from guardrail.verdict import Reason, Status
@@ -218,3 +220,27 @@ def test_the_summary_line_is_prose_never_an_example() -> None:
     assert summary_line(">>> f(1)\n1\n") is None
     capped = summary_line("x" * 400)
     assert capped is not None and len(capped) == 300 and capped.endswith("...")
+
+
+@pytest.mark.docker
+def test_faults_left_after_the_retries_exit_4_with_an_unclean_pool_written(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docker_sandbox: object
+) -> None:
+    from test_faults import TIMEOUT_S, KillingSandbox
+
+    monkeypatch.setattr(replay, "BLAME_AFTER", 1)  # blame a job after one death alone
+    # One container at a time: the doomed starts of the canonicals' call and of both its
+    # retries are those of the first canonical alone, which is blamed; the other verifies.
+    sandbox = KillingSandbox(pool_size=1, timeout_s=TIMEOUT_S, doomed_starts=2, doomed_until=3)
+
+    def own_gate(*, image: str | None, timeout: float, no_cache: bool, runtime: str | None) -> Gate:
+        return Gate(sandbox, cache=False)
+
+    monkeypatch.setattr(eval_cli, "build_gate", own_gate)
+    out = tmp_path / "pool"
+    result = runner.invoke(app, ["eval", "build-pool", "--from", str(tree), "--out", str(out)])
+    assert result.exit_code == 4, result.output
+    assert "minipkg.ops:clamp (canonical, sandbox_fault)" in result.output
+    report = json.loads((out / "data" / "build_report.json").read_text())
+    assert report["clean"] is False
+    assert [q.query_id for q in load_pool(out).queries] == ["q:minipkg.ops:shifted"]
