@@ -41,7 +41,7 @@ from guardrail_eval.errors import (
     format_location,
 )
 from guardrail_eval.metrics import RankedItem, SnippetScores
-from guardrail_eval.poolcontext import CorpusContext
+from guardrail_eval.poolcontext import CONTEXT_DIR, CorpusContext, missing_context_file
 
 __all__ = [
     "CORPUS_FILE",
@@ -289,6 +289,11 @@ def load_pool(path: Path, name: str | None = None) -> Pool:
         else:
             pool.execution_cache = rows
     check_pool(pool)
+    missing = missing_context_file(pool)
+    if missing is not None:
+        path, line = pool._where(CORPUS_FILE, missing)
+        problem = f"no such file in the pool's {CONTEXT_DIR}/ folder"
+        raise PoolFormatError(path, line, "context.file", problem)
     return pool
 
 

@@ -20,7 +20,13 @@ from pydantic import BaseModel, ConfigDict, field_validator
 if TYPE_CHECKING:
     from guardrail_eval.pool import CorpusEntry, Pool
 
-__all__ = ["CONTEXT_DIR", "CorpusContext", "candidate_metadata", "context_root"]
+__all__ = [
+    "CONTEXT_DIR",
+    "CorpusContext",
+    "candidate_metadata",
+    "context_root",
+    "missing_context_file",
+]
 
 CONTEXT_DIR = "context"
 """The folder beside ``data/`` that holds the source files of a pool's module contexts."""
@@ -68,3 +74,20 @@ def candidate_metadata(pool: Pool, entry: CorpusEntry) -> dict[str, Any]:
     if entry.context is None or root is None:
         return {}
     return {**entry.context.model_dump(), "root": str(root)}
+
+
+def missing_context_file(pool: Pool) -> str | None:
+    """The id of the first corpus entry whose context ``file`` is not in the pool's context
+    folder (the folder missing included), or None: the loader refuses such a pool, rather than
+    letting every such entry be judged ``missing_context``."""
+    root = context_root(pool)
+    seen: dict[str, bool] = {}
+    for entry in pool.corpus.values():
+        if entry.context is None or root is None:
+            continue
+        file = entry.context.file
+        if file not in seen:
+            seen[file] = (root / file).is_file()
+        if not seen[file]:
+            return entry.corpus_id
+    return None

@@ -244,3 +244,21 @@ def test_faults_left_after_the_retries_exit_4_with_an_unclean_pool_written(
     report = json.loads((out / "data" / "build_report.json").read_text())
     assert report["clean"] is False
     assert [q.query_id for q in load_pool(out).queries] == ["q:minipkg.ops:shifted"]
+
+
+def test_a_context_file_missing_from_the_pool_is_refused_at_load(tmp_path: Path) -> None:
+    data = tmp_path / "pool" / "data"
+    data.mkdir(parents=True)
+    context = {"file": "pkg/mod.py", "module": "pkg.mod", "qualified_name": "f"}
+    row = {"corpus_id": "c1", "code": "def f():\n    return 1\n", "label": "correct"}
+    query = {"query_id": "q1", "query": "one", "test_suite": ["assert f() == 1"]}
+    query |= {"correct_corpus_ids": ["c1"], "paired_distractor_corpus_ids": []}
+    (data / "corpus.jsonl").write_text(json.dumps({**row, "context": context}) + "\n")
+    (data / "queries.jsonl").write_text(json.dumps(query) + "\n")
+    with pytest.raises(PoolFormatError, match=r"corpus.jsonl:1: context.file: no such file"):
+        load_pool(tmp_path / "pool")
+    (tmp_path / "pool" / "context" / "pkg").mkdir(parents=True)
+    (tmp_path / "pool" / "context" / "pkg" / "mod.py").write_text("def f():\n    return 1\n")
+    pool = load_pool(tmp_path / "pool")
+    assert pool.corpus["c1"].context is not None
+    assert candidate_metadata(pool, pool.corpus["c1"])["root"] == str(tmp_path / "pool/context")
