@@ -291,9 +291,9 @@ def load_pool(path: Path, name: str | None = None) -> Pool:
     check_pool(pool)
     missing = missing_context_file(pool)
     if missing is not None:
-        path, line = pool._where(CORPUS_FILE, missing)
+        path, at = pool._where(CORPUS_FILE, missing)
         problem = f"no such file in the pool's {CONTEXT_DIR}/ folder"
-        raise PoolFormatError(path, line, "context.file", problem)
+        raise PoolFormatError(path, at, "context.file", problem)
     return pool
 
 
