@@ -13,8 +13,9 @@ runs from the start of round 0 to the end of round q's gate call (the oracle's r
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from guardrail.cache import VerdictCache
 from guardrail.gate import Candidate, Gate, GateResult, Policy, SpecArg
@@ -73,11 +74,17 @@ def ask_runs(
     spec: Spec,
     oracle_code: str,
     max_questions: int,
+    *,
+    oracle_metadata: Mapping[str, Any] | None = None,
 ) -> list[AskRun]:
-    """One `AskRun` per q = 0..max_questions (rounds past the last repeat the last)."""
+    """One `AskRun` per q = 0..max_questions (rounds past the last repeat the last).
+
+    ``oracle_metadata`` is the oracle's module context, as its candidates' (a real-code pool)."""
     gate.marks.clear()
     started, runs_before = time.perf_counter(), gate.counter.jobs
-    rounds = ask_rounds(gate, candidates, spec, oracle_code, max_questions)
+    rounds = ask_rounds(
+        gate, candidates, spec, oracle_code, max_questions, metadata=oracle_metadata
+    )
     marks = list(gate.marks)
     runs: list[AskRun] = []
     for q in range(max_questions + 1):

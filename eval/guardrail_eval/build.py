@@ -54,6 +54,7 @@ __all__ = [
     "build_pool",
     "describe_faults",
     "read_build_report",
+    "task_faults",
     "write_built_pool",
 ]
 
@@ -155,7 +156,7 @@ def build_pool(
         )
     finally:
         retrying.close()
-    faults = _faults(tasks, retrying)
+    faults = task_faults(tasks, retrying)
     provenance = {
         "runner_version": RUNNER_VERSION,
         "image_id": getattr(gate.sandbox, "image_id", None),
@@ -221,7 +222,7 @@ def _build(  # noqa: PLR0917 - build_pool's own arguments, passed on once
     return pool, report
 
 
-def _faults(tasks: Sequence[TaskSource], retrying: RetryingSandbox) -> list[BuildFault]:
+def task_faults(tasks: Sequence[TaskSource], retrying: RetryingSandbox) -> list[BuildFault]:
     """The build's faults left after the retries, by task (a job's spec names its task)."""
     by_spec = {task.spec.sha256: task for task in tasks}
     faults: dict[tuple[str, str, str], None] = {}

@@ -4,7 +4,8 @@ Mounted by the core CLI as ``guardrail eval``. With no arguments it runs the mai
 built-in pool, dense retrieval with the offline MiniLM, and per system the arms of
 `guardrail_eval.arms`: ungated, structural, the upper bound (all tests), one random visible test
 (5 seeded draws) and that gate asking up to 1..3 questions.
-``guardrail eval build-pool`` (re)builds the built-in or the HumanEval pool.
+``guardrail eval build-pool`` (re)builds the built-in or the HumanEval pool; with ``--from PATH``
+or ``--from-sdist NAME==VERSION`` it builds a pool of real code (`guardrail_eval.realpool`).
 
 Before any metric, every query's canonicals and paired distractors run against its full suite
 (`guardrail_eval.validation`): labels execution contradicts are refused, or with ``--relabel``
@@ -247,6 +248,7 @@ def run_and_report(
     left. Call it inside `reporting_eval_errors`.
     """
     from guardrail_eval.outputs import check_out_folder
+    from guardrail_eval.poolcontext import candidate_metadata
     from guardrail_eval.report import write_outputs
     from guardrail_eval.runner import check_sandbox, run_eval
     from guardrail_eval.selection import open_pool
@@ -270,6 +272,7 @@ def run_and_report(
         validation = validate_pool(
             chosen,
             gate,
+            metadata=lambda _query, entry: candidate_metadata(chosen, entry),
             on_progress=lambda done, total: on_progress("checking labels", done, total),
         )
         chosen, checked = validation.settle(relabel=relabel)
@@ -290,15 +293,36 @@ def run_and_report(
 @app.command("build-pool")
 def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
     which: Annotated[
-        str, typer.Argument(help="builtin (the package's own data) or humaneval.")
-    ] = BUILTIN,
+        str | None,
+        typer.Argument(help="builtin (the package's own data; the default) or humaneval."),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Folder to write DIR/data/*.jsonl to (default: the package's pools/builtin, or"
-            " the HumanEval pool cache)."
+            help="Folder to write DIR/data/*.jsonl to (default: the package's pools/builtin, the"
+            " HumanEval pool cache, or ./realcode-pool for --from and --from-sdist)."
         ),
     ] = None,
+    sources: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--from",
+            help="A real code tree: its doctested functions become the queries, every other"
+            " function the corpus, its files DIR/context/. Repeatable.",
+        ),
+    ] = None,
+    sdists: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--from-sdist",
+            help="NAME==VERSION: a pinned sdist downloaded from the package index (cached), used"
+            " as --from. Repeatable.",
+        ),
+    ] = None,
+    min_distractors: Annotated[
+        int,
+        typer.Option(min=0, help="--from: queries need this many verified mutants."),
+    ] = 1,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the mutation builder.")] = 0,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
@@ -308,23 +332,42 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
     """Build a pool: verify canonicals, mutate them into verified one-line distractors, write.
 
     A build left with sandbox faults exits 4 naming them: the built-in pool is then not written,
-    a HumanEval pool is written marked ``clean: false`` and rebuilt by the next run.
+    a HumanEval or real-code pool is written marked ``clean: false``.
     """
     from guardrail_eval.build import describe_faults
 
+    real = bool(sources or sdists)
     with reporting_eval_errors():
+        if real and which is not None:
+            fail(f"give either a pool name ({which!r}) or --from/--from-sdist, not both")
+        which = which or BUILTIN
         if which not in {BUILTIN, HUMANEVAL}:
             fail(f"unknown pool {which!r}; expected {BUILTIN} or {HUMANEVAL}")
+        trees, notes = _real_trees(sources or [], sdists or []) if real else ([], [])
         with (
             build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
             removing_containers_on_signals(gate.sandbox),
             _progress() as on_progress,
         ):
+            label = "real-code" if real else which
 
             def on_task(done: int, total: int) -> None:
-                on_progress(f"building the {which} pool", done, total)
+                on_progress(f"building the {label} pool", done, total)
 
-            if which == BUILTIN:
+            if real:
+                from guardrail_eval.realpool import build_real_pool
+
+                target = out or Path("realcode-pool")
+                pool, report = build_real_pool(
+                    trees,
+                    gate,
+                    target,
+                    seed=seed,
+                    min_distractors=min_distractors,
+                    notes=notes,
+                    on_task=on_task,
+                )
+            elif which == BUILTIN:
                 from guardrail_eval.build import build_builtin_pool
                 from guardrail_eval.pools.builtin import DATA_DIR
 
@@ -347,15 +390,31 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
         highlight=False,
     )
     console.print(_mutation_table(report))
+    for note in report.notes[: len(notes) + 1] if real else []:
+        console.print(Text(clean(note)), highlight=False)
     for task in report.excluded:
         excluded = clean(f"excluded {task.task_id}: {task.reason}")
         console.print(Text(excluded, "dim"), highlight=False)
     if not report.clean:
+        again = "rebuild it" if real else "it will be rebuilt"
         fail(
-            f"pool not clean, it will be rebuilt: {describe_faults(report)}",
+            f"pool not clean, {again}: {describe_faults(report)}",
             hint=IncompleteError.hint,
             code=EXIT_INCOMPLETE,
         )
+
+
+def _real_trees(sources: list[Path], pins: list[str]) -> tuple[list[Path], list[str]]:
+    """The code trees of ``--from`` and ``--from-sdist`` (downloaded), with provenance notes."""
+    from guardrail_eval.sdists import fetch_pins
+    from guardrail_eval.selection import pool_cache_root
+
+    for source in sources:
+        if not source.is_dir():
+            problem = "no such folder" if not source.exists() else "not a folder"
+            fail(f"--from {source}: {problem}; give the root of a Python code tree")
+    trees, notes = fetch_pins(pins, pool_cache_root() / "sdists")
+    return [*sources, *trees], [*(f"tree {s.resolve()}" for s in sources), *notes]
 
 
 @contextmanager

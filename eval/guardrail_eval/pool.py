@@ -41,6 +41,7 @@ from guardrail_eval.errors import (
 )
 from guardrail_eval.metrics import RankedItem, SnippetScores
 from guardrail_eval.outputs import write_text_atomically
+from guardrail_eval.poolcontext import CONTEXT_DIR, CorpusContext, missing_context_file
 
 __all__ = [
     "CORPUS_FILE",
@@ -76,6 +77,8 @@ class CorpusEntry(BaseModel):
     bug_type: str | None = None
     """Distractors only (any string; the release has 6 documented and 4 legacy names)."""
     source_entry_id: str = ""
+    context: CorpusContext | None = None
+    """Real-code pools only: where it lives under the pool's ``context/`` (`poolcontext`)."""
 
 
 class Query(BaseModel):
@@ -307,6 +310,11 @@ def load_pool(path: Path, name: str | None = None) -> Pool:
         else:
             pool.execution_cache = rows
     check_pool(pool)
+    missing = missing_context_file(pool)
+    if missing is not None:
+        path, at = pool.location(CORPUS_FILE, missing)
+        problem = f"no such file in the pool's {CONTEXT_DIR}/ folder"
+        raise PoolFormatError(path, at, "context.file", problem)
     return pool
 
 
@@ -479,6 +487,8 @@ def _corpus_row(entry: CorpusEntry) -> dict[str, Any]:
     row = entry.model_dump(mode="json")
     if entry.bug_type is None:
         del row["bug_type"]
+    if entry.context is None:
+        del row["context"]
     return row
 
 

@@ -41,6 +41,7 @@ from guardrail_eval.errors import EvalSettingError
 from guardrail_eval.faults import RetryingSandbox, fault_reason
 from guardrail_eval.metrics import DEFAULT_KS
 from guardrail_eval.pool import Pool, Query
+from guardrail_eval.poolcontext import candidate_metadata
 from guardrail_eval.structural import structural_order
 from guardrail_eval.systems import Retrieval, RetrievalSystem
 from guardrail_eval.truth import Judge, Specs
@@ -370,9 +371,14 @@ class _Loop:
             for query, retrieval in work:
                 indices = visible_indices(query, visible, draw, self.settings.seed)
                 spec = self.specs.get(query, indices)
-                oracle = self.specs.pool.canonical(query).code
+                oracle = self.specs.pool.canonical(query)
                 runs = ask_runs(
-                    self.gate, self._candidates(retrieval), spec, oracle, self.settings.questions
+                    self.gate,
+                    self._candidates(retrieval),
+                    spec,
+                    oracle.code,
+                    self.settings.questions,
+                    oracle_metadata=candidate_metadata(self.specs.pool, oracle),
                 )
                 for q, run in enumerate(runs):
                     if q == 0 or run.result is not runs[q - 1].result:
@@ -387,9 +393,14 @@ class _Loop:
         return by_q
 
     def _candidates(self, retrieval: Retrieval) -> list[Candidate]:
-        corpus = self.specs.pool.corpus
+        pool = self.specs.pool
         return [
-            Candidate(code=corpus[item.corpus_id].code, id=item.corpus_id, score=item.score)
+            Candidate(
+                code=pool.corpus[item.corpus_id].code,
+                id=item.corpus_id,
+                score=item.score,
+                metadata=candidate_metadata(pool, pool.corpus[item.corpus_id]),
+            )
             for item in retrieval.ranking[: self.settings.fetch_k]
         ]
 

@@ -14,6 +14,7 @@ from guardrail.gate import Gate, GateResult
 from guardrail.spec import Spec
 from guardrail.verdict import Verdict
 from guardrail_eval.pool import Pool, Query
+from guardrail_eval.poolcontext import candidate_metadata
 from guardrail_eval.visible import visible_indices, visible_spec
 
 if TYPE_CHECKING:
@@ -81,9 +82,11 @@ class Judge:
         on_progress(0, len(keys))
         for start in range(0, len(keys), _TRUTH_CHUNK):
             chunk = keys[start : start + _TRUTH_CHUNK]
-            codes = [self.specs.pool.corpus[corpus_id].code for _, corpus_id in chunk]
+            pool = self.specs.pool
+            entries = [pool.corpus[corpus_id] for _, corpus_id in chunk]
             specs = [self.specs.get(todo[key], None) for key in chunk]
-            verdicts = self.gate.verify(codes, specs)
+            metadata = [candidate_metadata(pool, entry) for entry in entries]
+            verdicts = self.gate.verify([e.code for e in entries], specs, metadata=metadata)
             self.verdicts_seen += len(verdicts)
             self._truth.update(zip(chunk, verdicts, strict=True))
             on_progress(start + len(chunk), len(keys))

