@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from guardrail.cli import common, index, sandbox, search, verify
+from guardrail.cli import audit, common, index, sandbox, search, verify
 
 app = typer.Typer(
     name="guardrail",
@@ -37,6 +37,7 @@ verify.register(app)
 index.register(app)
 search.register(app)
 app.add_typer(sandbox.app, name="sandbox")
+app.add_typer(audit.app, name="audit")
 
 
 def _register_eval() -> None:
