@@ -8,11 +8,10 @@ ones in the sandbox and validates their SARIF the same way.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
 
 import jsonschema
 import pytest
+from sarif_check import validate_sarif
 
 from guardrail.audit import (
     AuditCounts,
@@ -27,15 +26,6 @@ from guardrail.audit import (
     to_sarif,
 )
 from guardrail.audit.findings import TestStatus, fingerprint, grade
-
-SCHEMA = Path(__file__).parent / "schemas" / "sarif-schema-2.1.0.json"
-
-
-def validate_sarif(log: dict[str, Any]) -> None:
-    """Raise unless ``log`` is valid SARIF 2.1.0 (the schema is draft-04; offline)."""
-    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
-    jsonschema.Draft4Validator.check_schema(schema)
-    jsonschema.Draft4Validator(schema).validate(log)
 
 
 def _site(
