@@ -128,11 +128,12 @@ def _not_runnable(snippet: Snippet) -> str | None:
         body = ast.parse(snippet.code).body
     except (SyntaxError, ValueError):
         return "does-not-parse"
-    if len(body) != 1 or isinstance(body[0], ast.ClassDef):
+    # A split snippet starts with the module imports it uses; its definition comes last.
+    if not body or not all(isinstance(node, ast.Import | ast.ImportFrom) for node in body[:-1]):
         return "not-a-function"
-    if isinstance(body[0], ast.AsyncFunctionDef):
+    if isinstance(body[-1], ast.AsyncFunctionDef):
         return "async"
-    return None if isinstance(body[0], ast.FunctionDef) else "not-a-function"
+    return None if isinstance(body[-1], ast.FunctionDef) else "not-a-function"
 
 
 def _member(snippet: Snippet) -> _Member:

@@ -4,7 +4,8 @@ Planted near-clones (the audit tests name them):
 * isdistinct: ``==`` typed as ``>=`` (always True on a sequence);
 * nth: off by one (``seq[n - 1]``);
 * frequencies: ``+=`` typed as ``=``; its example un-skipped (so this copy fails it);
-* count: a harmless copy (a renamed loop variable): clustered, never a finding.
+* count: a harmless copy (a renamed loop variable, an example added): clustered, run,
+  never a finding.
 """
 import collections
 import itertools
@@ -70,6 +71,9 @@ def count(seq):
     Like the builtin ``len`` but works on lazy sequences.
 
     Not to be confused with ``itertools.count``
+
+    >>> count([1, 2, 3])
+    3
 
     See also:
         len
