@@ -4,8 +4,9 @@ Inputs come from the same generator as the gate's questions (`guardrail.probes`)
 each member's stored tests and doctest examples, type-aware mutations of them, values of the
 annotated types; the union over a cluster's members, so an input one copy's author tested is
 tried on every copy. Each member runs in the sandbox in its own module context (its snippet's
-metadata, as ``guardrail verify --stored`` judges it) through `Gate.observe`, and its stored
-tests run through `Gate.verify`.
+metadata, as ``guardrail verify --stored`` judges it), as `Gate.observe` runs probes (one job
+per member, its probes as the judge's observing tests), and its stored tests run through
+`Gate.verify`.
 
 Two members diverge on an input when both gave a judgeable answer (a value or an exception)
 and the answers differ. ``unjudged`` (a timeout, a value that cannot cross the sandbox
@@ -38,7 +39,7 @@ from guardrail.gate import Candidate, Gate
 from guardrail.index.snippet import Snippet
 from guardrail.index.stored import snippet_candidate
 from guardrail.probes import Probe, generate_probes
-from guardrail.questions import Observation
+from guardrail.questions import Observation, observations_of
 from guardrail.sources import resolve
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status, Verdict
@@ -46,6 +47,7 @@ from guardrail.verdict import Reason, Status, Verdict
 __all__ = ["DifferentialResult", "run_differential"]
 
 DEFAULT_INPUTS = 40  # inputs per cluster, as many as the gate's questions try
+DEFAULT_CHUNK = 32  # members per sandbox batch: spreads over the pool, bounds memory
 
 
 @dataclass
@@ -73,37 +75,47 @@ def run_differential(
     *,
     inputs: int = DEFAULT_INPUTS,
     seed: int = 0,
+    chunk: int = DEFAULT_CHUNK,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> DifferentialResult:
     """Run every cluster's runnable members on shared inputs; a finding per diverging pair.
+
+    ``on_progress(done, total)`` counts members run.
 
     Raises:
         SandboxError: the sandbox cannot run anything.
         SpecError: a snippet's stored tests cannot be used (a collection written by hand).
     """
     result = DifferentialResult()
+    plans: list[tuple[Cluster, list[ClonePair], list[_Member], list[Probe]]] = []
     members: dict[str, _Member] = {}
     for cluster in clusters:
-        for snippet in cluster.members:
-            if _not_runnable(snippet) is None:
-                members.setdefault(snippet.index_id, _member(snippet))
-    tests = _stored_status(list(members.values()), gate)
-    result.sandbox_runs += sum(member.spec is not None for member in members.values())
-    for done, cluster in enumerate(clusters, start=1):
-        runnable = [members[s.index_id] for s in cluster.members if s.index_id in members]
-        probes = _cluster_probes(runnable, inputs, seed) if len(runnable) > 1 else []
-        observed = {m.snippet.index_id: _observe(gate, m, probes) for m in runnable}
-        result.sandbox_runs += len(probes) * len(observed)
-        result.inputs_tried += len(probes)
         by_id = {snippet.index_id: snippet for snippet in cluster.members}
+        pairs = []
         for pair in cluster.pairs:
             why = _not_runnable(by_id[pair.left]) or _not_runnable(by_id[pair.right])
-            if why is not None:
+            if why is None:
+                pairs.append(pair)
+            else:
                 result.pairs_not_run[why] += 1
-                continue
-            if not probes:
-                result.pairs_not_run["no-inputs"] += 1
-                continue
+        wanted = {id_ for pair in pairs for id_ in (pair.left, pair.right)}
+        runnable = [
+            members.setdefault(s.index_id, _member(s))
+            for s in cluster.members
+            if s.index_id in wanted
+        ]
+        probes = _cluster_probes(runnable, inputs, seed) if runnable else []
+        if pairs and not probes:
+            result.pairs_not_run["no-inputs"] += len(pairs)
+        elif pairs:
+            plans.append((cluster, pairs, runnable, probes))
+    tests = _stored_status(list(members.values()), gate)
+    result.sandbox_runs += sum(member.spec is not None for member in members.values())
+    observed = _observe_all(gate, plans, chunk, on_progress)
+    for _, pairs, runnable, probes in plans:
+        result.sandbox_runs += len(probes) * len(runnable)
+        result.inputs_tried += len(probes)
+        for pair in pairs:
             result.pairs_run += 1
             finding = _compare(
                 pair,
@@ -115,9 +127,46 @@ def run_differential(
             )
             if finding is not None:
                 result.findings.append(finding)
-        if on_progress is not None:
-            on_progress(done, len(clusters))
     return result
+
+
+def _observe_all(
+    gate: Gate,
+    plans: Sequence[tuple[Cluster, list[ClonePair], list[_Member], list[Probe]]],
+    chunk: int,
+    on_progress: Callable[[int, int], None] | None,
+) -> dict[str, list[Observation]]:
+    """Every planned member on its cluster's probes, ``chunk`` members per `Gate.verify` call.
+
+    This is `Gate.observe` with one spec per member (each calls its own name): one batch
+    spreads over the sandbox's container pool, where one `Gate.observe` call per member would
+    run them one at a time. (Threads are no way out: CPython 3.11's ``ast.parse`` is not
+    thread-safe, "AST constructor recursion depth mismatch".)
+    """
+    work = [(member, probes) for _, _, runnable, probes in plans for member in runnable]
+    observed: dict[str, list[Observation]] = {}
+    for start in range(0, len(work), chunk):
+        batch = work[start : start + chunk]
+        verdicts = gate.verify(
+            [member.candidate.code for member, _ in batch],
+            [_observing_spec(member, probes) for member, probes in batch],
+            metadata=[member.candidate.metadata for member, _ in batch],  # in its module
+        )
+        for (member, probes), verdict in zip(batch, verdicts, strict=True):
+            observed[member.snippet.index_id] = observations_of(verdict, _own(member, probes))
+        if on_progress is not None:
+            on_progress(start + len(batch), len(work))
+    return observed
+
+
+def _own(member: _Member, probes: Sequence[Probe]) -> list[Probe]:
+    return [probe.model_copy(update={"entry_point": member.name}) for probe in probes]
+
+
+def _observing_spec(member: _Member, probes: Sequence[Probe]) -> Spec:
+    """The member's probes as tests of its own name, with its stored tests' setup."""
+    setup = member.spec.setup if member.spec is not None else ""
+    return Spec.build([probe.test for probe in _own(member, probes)], member.name, setup)
 
 
 def _not_runnable(snippet: Snippet) -> str | None:
@@ -173,19 +222,6 @@ def _cluster_probes(members: Sequence[_Member], limit: int, seed: int) -> list[P
             found.setdefault((probe.args, probe.kwargs), probe)
     ordered = sorted(found.values(), key=lambda p: p.origin not in TESTED_ORIGINS)  # stable
     return ordered[:limit]
-
-
-def _observe(gate: Gate, member: _Member, probes: Sequence[Probe]) -> list[Observation]:
-    if not probes:
-        return []
-    own = [probe.model_copy(update={"entry_point": member.name}) for probe in probes]
-    (observations,) = gate.observe(
-        [member.candidate.code],
-        _probe_spec(member),
-        own,
-        metadata=[member.candidate.metadata],  # judged in its module
-    )
-    return observations
 
 
 def _compare(

@@ -272,7 +272,7 @@ class _Progress:
         self.tasks: dict[str, Any] = {}
 
     def __call__(self, phase: str, done: int, total: int) -> None:
-        labels = {"signatures": "hashing snippets", "clusters": "running clusters"}
+        labels = {"signatures": "hashing snippets", "clusters": "running near-clones in the sandbox"}
         if phase not in self.tasks:
             self.tasks[phase] = self.bar.add_task(labels.get(phase, phase), total=total)
         self.bar.update(self.tasks[phase], completed=done, total=total)
