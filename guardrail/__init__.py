@@ -26,6 +26,8 @@ from guardrail.errors import (
     UnavailableError,
 )
 from guardrail.gate import Candidate, Gate, GatedCandidate, GateResult, Policy, apply_policy
+from guardrail.probes import Probe, generate_probes
+from guardrail.questions import Answer, Observation, Question
 from guardrail.sandbox.base import Job, Sandbox
 from guardrail.sandbox.docker import DockerSandbox, SandboxLimits
 from guardrail.spec import Spec
@@ -34,6 +36,7 @@ from guardrail.verdict import Reason, Status, TestOutcome, Verdict
 __version__ = "0.1.0"
 
 __all__ = [
+    "Answer",
     "CacheWarning",
     "Candidate",
     "CandidateFileError",
@@ -49,7 +52,10 @@ __all__ = [
     "InputError",
     "Job",
     "MissingContextError",
+    "Observation",
     "Policy",
+    "Probe",
+    "Question",
     "Reason",
     "RuntimeNotFoundError",
     "Sandbox",
@@ -64,4 +70,5 @@ __all__ = [
     "VerdictCache",
     "apply_policy",
     "context_metadata",
+    "generate_probes",
 ]

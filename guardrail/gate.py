@@ -20,11 +20,14 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from guardrail.cache import VerdictCache
+from guardrail.errors import SpecError
 from guardrail.jobs import PreparedJob, prepare_job
 from guardrail.precheck import precheck_verdict
+from guardrail.probes import Probe, generate_probes
+from guardrail.questions import Question, observations_of, pick_question
 from guardrail.sandbox.base import Sandbox
 from guardrail.spec import Spec
-from guardrail.verdict import Reason, Status, Verdict
+from guardrail.verdict import Observation, Reason, Status, Verdict
 
 __all__ = ["Candidate", "Gate", "GateResult", "GatedCandidate", "Policy", "apply_policy"]
 
@@ -76,13 +79,16 @@ class GatedCandidate(BaseModel):
 
 
 class GateResult(BaseModel):
-    """Everything the gate decided: every verdict in input order, and what it hands over."""
+    """Everything the gate decided: every verdict in input order, what it hands over, and the
+    question it asks when verified candidates disagree (`guardrail.questions`; None when it did
+    not ask, or they agreed on every input it tried)."""
 
     model_config = ConfigDict(frozen=True)
 
     policy: Policy
     judged: tuple[GatedCandidate, ...]
     kept: tuple[GatedCandidate, ...]
+    question: Question | None = None
 
     @property
     def abstained(self) -> bool:
@@ -121,6 +127,10 @@ class Gate:
         policy: the default policy of `gate`.
         context_root: where candidates' relative ``file`` metadata lives (default: each
             candidate's own ``root``); see `guardrail.context`.
+        ask: whether `gate` asks a question when two or more candidates are verified (it runs
+            them on up to ``probe_limit`` generated inputs: one more sandbox job per verified
+            candidate). It never changes what is kept, nor its order.
+        probe_limit: how many inputs (`guardrail.probes.generate_probes`) asking tries.
     """
 
     def __init__(
@@ -130,6 +140,8 @@ class Gate:
         cache: VerdictCache | bool = True,
         policy: Policy | str = Policy.RERANK,
         context_root: str | Path | None = None,
+        ask: bool = True,
+        probe_limit: int = 40,
     ) -> None:
         if sandbox is None:
             from guardrail.sandbox.docker import DockerSandbox
@@ -142,6 +154,8 @@ class Gate:
         )
         self.policy = Policy(policy)
         self.context_root = context_root
+        self.ask = ask
+        self.probe_limit = probe_limit
 
     def verify(
         self,
@@ -202,14 +216,56 @@ class Gate:
         """`verify` in a worker thread; candidates still run concurrently in the sandbox."""
         return await asyncio.to_thread(self.verify, codes, spec, metadata=metadata)
 
+    def observe(
+        self,
+        codes: Sequence[str],
+        spec: Spec,
+        probes: Sequence[Probe],
+        *,
+        metadata: Sequence[Mapping[str, Any] | None] | None = None,
+    ) -> list[list[Observation]]:
+        """What each code returns or raises on each probe, as the judge saw it: one sandbox job
+        per code (with ``spec.setup`` and its module context, cached like any verdict), one
+        probe test per probe. A value that cannot be judged (a candidate object, a timeout, a
+        crash) is ``unjudged``, never compared.
+
+        Raises `SpecError` if a probe calls another name than ``spec.entry_point``, or if the
+        probes and setup are too large for one job.
+        """
+        wrong = [probe.call for probe in probes if probe.entry_point != spec.entry_point]
+        if wrong:
+            raise SpecError(
+                f"probe {wrong[0]!r} does not call the spec's entry point {spec.entry_point!r}"
+            )
+        if not probes:
+            return [[] for _ in codes]
+        tests = [probe.test for probe in probes]
+        probe_spec = Spec.build(tests, spec.entry_point, spec.setup)
+        verdicts = self.verify(codes, probe_spec, metadata=metadata)
+        return [observations_of(verdict, probes) for verdict in verdicts]
+
+    async def aobserve(
+        self,
+        codes: Sequence[str],
+        spec: Spec,
+        probes: Sequence[Probe],
+        *,
+        metadata: Sequence[Mapping[str, Any] | None] | None = None,
+    ) -> list[list[Observation]]:
+        """`observe` in a worker thread."""
+        return await asyncio.to_thread(self.observe, codes, spec, probes, metadata=metadata)
+
     def gate(
         self,
         candidates: Sequence[Candidate],
         spec: SpecArg,
         *,
         policy: Policy | str | None = None,
+        ask: bool | None = None,
     ) -> GateResult:
-        """Verify ``candidates`` (in retrieval order) and apply ``policy`` (default: the Gate's)."""
+        """Verify ``candidates`` (in retrieval order) and apply ``policy`` (default: the Gate's);
+        with ``ask`` (default: the Gate's) and one spec for all, a question when verified
+        candidates disagree on generated inputs (`GateResult.question`)."""
         chosen = self.policy if policy is None else Policy(policy)
         verdicts = self.verify(
             [candidate.code for candidate in candidates],
@@ -220,7 +276,14 @@ class Gate:
             GatedCandidate(candidate=candidate, verdict=verdict, retrieval_rank=rank)
             for rank, (candidate, verdict) in enumerate(zip(candidates, verdicts, strict=True))
         )
-        return GateResult(policy=chosen, judged=judged, kept=tuple(apply_policy(judged, chosen)))
+        asking = self.ask if ask is None else ask
+        question = self._question(judged, spec) if asking and isinstance(spec, Spec) else None
+        return GateResult(
+            policy=chosen,
+            judged=judged,
+            kept=tuple(apply_policy(judged, chosen)),
+            question=question,
+        )
 
     async def agate(
         self,
@@ -228,8 +291,29 @@ class Gate:
         spec: SpecArg,
         *,
         policy: Policy | str | None = None,
+        ask: bool | None = None,
     ) -> GateResult:
-        return await asyncio.to_thread(self.gate, candidates, spec, policy=policy)
+        return await asyncio.to_thread(self.gate, candidates, spec, policy=policy, ask=ask)
+
+    def _question(self, judged: Sequence[GatedCandidate], spec: Spec) -> Question | None:
+        """The question about the verified candidates (two or more), or None."""
+        verified = [item for item in judged if item.verdict.status is Status.VERIFIED]
+        if len(verified) < 2:
+            return None
+        codes = [item.candidate.code for item in verified]
+        probes = generate_probes(spec, codes, limit=self.probe_limit)
+        try:
+            seen = self.observe(
+                codes, spec, probes, metadata=[item.candidate.metadata for item in verified]
+            )
+        except SpecError:  # probes too large for one job together: nothing to ask with
+            return None
+        return pick_question(
+            probes,
+            seen,
+            [item.candidate.id for item in verified],
+            [item.retrieval_rank for item in verified],
+        )
 
     def close(self) -> None:
         """Close the sandbox (and the cache if the Gate opened it)."""

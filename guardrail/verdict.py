@@ -27,13 +27,15 @@ changes nothing, so verdicts round-trip through JSON and the cache unchanged.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from guardrail.safetext import clean, identifier
 
-__all__ = ["Reason", "Status", "TestOutcome", "Verdict"]
+__all__ = ["Observation", "Reason", "Status", "TestOutcome", "Verdict"]
 
 PASS = "pass"  # noqa: S105 - an outcome word, not a password
 FAIL = "FAIL"
@@ -81,6 +83,49 @@ class Reason(StrEnum):
     MISSING_DEPENDENCY = "missing_dependency"
 
 
+OBSERVED_LIMIT = 1_000
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class Observation(BaseModel):
+    """What one candidate did on one probe (`guardrail.questions`), as the judge saw it.
+
+    ``kind``: ``value`` (it returned plain data: ``text`` is the judge's repr, capped, ``key``
+    the sha256 of its canonical form, equal for values that compare equal), ``raises`` (``text``
+    is the exception's type name, ``key`` ``raises:<name>``) or ``unjudged`` (a timeout, a value
+    that cannot cross or be compared, a crash: never compared with anything). Keys are derived or
+    checked here, so a malformed one can only make an observation ``unjudged``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["value", "raises", "unjudged"]
+    text: str = ""
+    key: str = "unjudged"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Observation:
+        if self.kind == "raises":
+            name = identifier(self.text)
+            object.__setattr__(self, "text", name)
+            object.__setattr__(self, "key", f"raises:{name}")
+        elif self.kind == "value" and _SHA256.fullmatch(self.key):
+            object.__setattr__(self, "text", clean(self.text, OBSERVED_LIMIT))
+        else:
+            object.__setattr__(self, "kind", "unjudged")
+            object.__setattr__(self, "text", clean(self.text, OBSERVED_LIMIT))
+            object.__setattr__(self, "key", "unjudged")
+        return self
+
+    @property
+    def judged(self) -> bool:
+        return self.kind != "unjudged"
+
+    @classmethod
+    def unjudged(cls, why: str) -> Observation:
+        return cls(kind="unjudged", text=why)
+
+
 class TestOutcome(BaseModel):
     """One test statement and what happened when the judge ran it."""
 
@@ -96,6 +141,11 @@ class TestOutcome(BaseModel):
         description="why the judge could not judge this test (timeout, candidate_exited,"
         " protocol_violation, unserialisable, missing_context, missing_dependency); set only by"
         " the judge, never from a name",
+    )
+    observed: Observation | None = Field(
+        default=None,
+        description="what the candidate returned or raised in a probe test (`__observe__`);"
+        " set only by the judge, on a test it judged",
     )
 
     @field_validator("test")

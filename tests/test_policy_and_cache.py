@@ -116,6 +116,7 @@ def test_cache_keys_on_code_spec_and_sandbox(tmp_path: Path) -> None:
 
 def test_public_api_is_pinned() -> None:
     assert sorted(guardrail.__all__) == [
+        "Answer",
         "CacheWarning",
         "Candidate",
         "CandidateFileError",
@@ -131,7 +132,10 @@ def test_public_api_is_pinned() -> None:
         "InputError",
         "Job",
         "MissingContextError",
+        "Observation",
         "Policy",
+        "Probe",
+        "Question",
         "Reason",
         "RuntimeNotFoundError",
         "Sandbox",
@@ -146,6 +150,7 @@ def test_public_api_is_pinned() -> None:
         "VerdictCache",
         "apply_policy",
         "context_metadata",
+        "generate_probes",
     ]
 
 

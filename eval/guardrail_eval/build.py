@@ -31,13 +31,13 @@ from guardrail.verdict import Verdict
 from guardrail_eval.errors import EvalError, IncompleteError
 from guardrail_eval.faults import RETRIES, RetryingSandbox, fault_reason
 from guardrail_eval.mutations import Mutant, MutationReport, mutate_tasks
+from guardrail_eval.outputs import write_text_atomically
 from guardrail_eval.pool import (
     CorpusEntry,
     Pool,
     Query,
     check_pool,
     write_pool,
-    write_text_atomically,
 )
 from guardrail_eval.pools import TaskSource
 

@@ -4,11 +4,19 @@ Mounted by the core CLI as ``guardrail eval``. With no arguments it runs the mai
 built-in pool, dense retrieval with the offline MiniLM, and the Docker gate seeing all tests.
 ``guardrail eval build-pool`` (re)builds the built-in or the HumanEval pool.
 
-Exit codes: 0 done, 2 bad input (a pool or results file, with file and line; a bad setting),
-3 the sandbox is unavailable (checked first, before any model is loaded or index built),
-4 results incomplete: sandbox faults (a dead container, a timeout of a starved process) were
-still there after the retries; the outputs are written with the faults listed in
-``summary.json`` and ``report.md``, and the error line names the first few.
+Before any metric, every query's canonicals and paired distractors run against its full suite
+(`guardrail_eval.validation`): labels execution contradicts are refused, or with ``--relabel``
+relabelled and listed in ``summary.json`` and the report. ``--out`` takes a new or empty folder,
+or with ``--force`` one holding only an earlier run's outputs (`guardrail_eval.outputs`).
+
+Exit codes: 0 done, 2 bad input (a pool or results file, with file and line; a bad setting;
+pool labels that execution contradicts, each with its file and line; an ``--out`` folder
+holding an earlier run's outputs without ``--force``, or files the eval does not write);
+nothing is written. 3 the sandbox is unavailable (checked first, before any model is loaded or
+index built), 4 results incomplete: sandbox faults (a dead container, a timeout of a starved
+process) were still there after the retries; the outputs are written with the faults listed in
+``summary.json`` and ``report.md`` (those of the label check too: a fault is never a
+contradiction), and the error line names the first few.
 """
 
 from __future__ import annotations
@@ -108,9 +116,24 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
         Path | None,
         typer.Option(
             help="Write DIR/results/<system>[+gate].json, DIR/summary.json, DIR/report.md and"
-            " DIR/report.html."
+            " DIR/report.html. DIR must be new or empty (see --force)."
         ),
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            help="Let --out replace an earlier run's outputs there (and remove those this run"
+            " does not rewrite); files the eval does not write are never deleted."
+        ),
+    ] = False,
+    relabel: Annotated[
+        bool,
+        typer.Option(
+            help="When execution contradicts a pool label (a canonical failing its tests, a"
+            " distractor passing them all), relabel it and say so in the outputs, instead of"
+            " refusing the pool."
+        ),
+    ] = False,
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
     runtime: RuntimeOption = None,
@@ -135,10 +158,12 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
         return
     # The eval's modules import numpy, scipy and bm25s: only when the eval really runs, so that
     # every other `guardrail` command starts fast.
+    from guardrail_eval.outputs import check_out_folder
     from guardrail_eval.report import write_outputs
     from guardrail_eval.runner import EvalSettings, check_sandbox, parse_visible_tests, run_eval
     from guardrail_eval.selection import build_systems, default_index_dir, open_pool
     from guardrail_eval.summary import summarize
+    from guardrail_eval.validation import validate_pool
 
     with _reporting_errors():
         settings = EvalSettings(
@@ -146,8 +171,8 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             policy=policy,
             visible_tests=tuple(parse_visible_tests(v) for v in visible_tests or ["all"]),
         )
-        if out is not None and out.exists() and not out.is_dir():
-            fail(f"--out {out} is a file; expected a folder (it is created when missing)")
+        if out is not None:
+            check_out_folder(out, force=force)  # before anything runs; again when writing
         choices = system if system is not None else ([] if replay else [SystemChoice.DENSE])
         with (
             build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
@@ -164,10 +189,16 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             systems = build_systems(
                 chosen, choices, replay or [], seed=seed, index_dir=index_dir or default_index_dir()
             )
+            validation = validate_pool(
+                chosen,
+                gate,
+                on_progress=lambda done, total: on_progress("checking labels", done, total),
+            )
+            chosen, checked = validation.settle(relabel=relabel)
             run = run_eval(chosen, systems, gate, settings, on_progress=on_progress)
-        summary = summarize(run)
+        summary = summarize(run, validation=checked)
         if out is not None:
-            write_outputs(run, summary, out)
+            write_outputs(run, summary, out, force=force)
     _print_summary(summary, out)
     if summary.faults.incomplete:
         where = " (listed in summary.json and report.md)" if out is not None else ""
@@ -284,6 +315,8 @@ def _progress() -> Iterator[EvalProgress]:
 
 
 def _print_summary(summary: Summary, out: Path | None) -> None:
+    if summary.validation is not None and summary.validation.relabelled:
+        console.print(Text(clean(summary.validation.describe()), "yellow"), highlight=False)
     for headline in summary.headlines:
         console.print(Text(clean(headline.text), "bold"), highlight=False, soft_wrap=True)
     # Pool and arm names come from folder and file names: cells are plain text, never markup.

@@ -8,7 +8,11 @@ Every eval error is an `EvalError`; the ones caused by bad input are also a
     │   ├── PoolFormatError      (also EvalError) a pool file that cannot be used: bad JSON,
     │   │                        a missing or mistyped field, an unknown or duplicate id
     │   ├── ResultsFormatError   (also EvalError) a results/<model>.json that cannot be used
-    │   └── EvalSettingError     (also EvalError) an eval setting that cannot be used
+    │   ├── EvalSettingError     (also EvalError) an eval setting that cannot be used
+    │   ├── LabelError           (also EvalError) pool labels that execution contradicts: a
+    │   │                        canonical failing its tests, a distractor passing them all
+    │   └── OutFolderError       (also EvalError) an --out folder that holds an earlier run's
+    │                            outputs (without --force) or files the eval did not write
     └── EvalError                every error raised by guardrail-eval
         ├── OutputError          an output file (pool, results, report) cannot be written
         └── IncompleteError      sandbox faults were left after the retries (CLI exit code 4)
@@ -31,6 +35,8 @@ __all__ = [
     "EvalSettingError",
     "FileFormatError",
     "IncompleteError",
+    "LabelError",
+    "OutFolderError",
     "OutputError",
     "PoolFormatError",
     "ResultsFormatError",
@@ -45,6 +51,23 @@ class EvalError(GuardrailError):
 
 class EvalSettingError(EvalError, InputError):
     """An eval setting that cannot be used (for example ``--visible-tests 0``)."""
+
+
+class LabelError(EvalError, InputError):
+    """Labels of a pool that its own execution contradicts (`guardrail_eval.validation`).
+
+    The message names every contradiction with its file and line; nothing has been counted
+    or written. The CLI exits with code 2.
+    """
+
+    hint = (
+        "fix the named labels (or the code or tests), or pass --relabel to evaluate with the"
+        " labels execution gives (each change is listed in summary.json and the report)"
+    )
+
+
+class OutFolderError(EvalError, InputError):
+    """An ``--out`` folder that may not take this run's outputs (`guardrail_eval.outputs`)."""
 
 
 class OutputError(EvalError):

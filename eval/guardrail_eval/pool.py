@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,12 +35,12 @@ from guardrail.spec import Spec, spec_size_problem
 from guardrail.textfiles import read_jsonl
 from guardrail_eval.errors import (
     EvalSettingError,
-    OutputError,
     PoolFormatError,
     describe_validation_error,
     format_location,
 )
 from guardrail_eval.metrics import RankedItem, SnippetScores
+from guardrail_eval.outputs import write_text_atomically
 
 __all__ = [
     "CORPUS_FILE",
@@ -56,7 +54,6 @@ __all__ = [
     "check_pool",
     "load_pool",
     "write_pool",
-    "write_text_atomically",
 ]
 
 CORPUS_FILE = "corpus.jsonl"
@@ -219,13 +216,35 @@ class Pool:
             }
         return self._cache_index.get((code_sha256, tests_sha256))
 
-    def _where(self, filename: str, key: str) -> tuple[Path, int | None]:
+    def location(self, filename: str, key: str) -> tuple[Path, int | None]:
+        """The file and 1-based line of the row keyed ``key`` in ``filename`` (line None: not
+        loaded from files, or no such row)."""
         folder = self.source if self.source is not None else Path(f"<pool {self.name}>")
         return folder / filename, self._lines.get((filename, key))
 
+    def relabelled(self, corpus: dict[str, CorpusEntry], queries: list[Query]) -> Pool:
+        """A copy with another corpus and queries that still knows the files' lines.
+
+        Raises:
+            PoolFormatError: the new labels contradict each other (see `check_pool`).
+        """
+        copy = Pool(
+            self.name,
+            corpus,
+            queries,
+            self.source,
+            dict(self.optional_files_used),
+            self.distractor_metadata,
+            self.execution_cache,
+        )
+        copy._lines = dict(self._lines)
+        copy._entry_points = dict(self._entry_points)
+        check_pool(copy)
+        return copy
+
     def _infer_entry_point(self, query: Query) -> str:
         canonical = self.canonical(query)
-        path, line = self._where(CORPUS_FILE, canonical.corpus_id)
+        path, line = self.location(CORPUS_FILE, canonical.corpus_id)
         try:
             module = parse(canonical.code)
         except SyntaxError as exc:
@@ -298,13 +317,13 @@ def check_pool(pool: Pool) -> None:
         PoolFormatError: naming the file and line when the pool was loaded from files.
     """
     if not pool.corpus:
-        path, _ = pool._where(CORPUS_FILE, "")
+        path, _ = pool.location(CORPUS_FILE, "")
         raise PoolFormatError(path, None, "", "the corpus is empty")
     if not pool.queries:
-        path, _ = pool._where(QUERIES_FILE, "")
+        path, _ = pool.location(QUERIES_FILE, "")
         raise PoolFormatError(path, None, "", "there are no queries")
     for query in pool.queries:
-        path, line = pool._where(QUERIES_FILE, query.query_id)
+        path, line = pool.location(QUERIES_FILE, query.query_id)
         seen: set[str] = set()
         for field_name, expected in _EXPECTED_LABEL.items():
             for index, cid in enumerate(getattr(query, field_name)):
@@ -318,7 +337,7 @@ def check_pool(pool: Pool) -> None:
                     raise PoolFormatError(path, line, where, f"corpus id {cid!r} is listed twice")
                 seen.add(cid)
                 if entry.label != expected:
-                    entry_path, entry_line = pool._where(CORPUS_FILE, cid)
+                    entry_path, entry_line = pool.location(CORPUS_FILE, cid)
                     at = f"{entry_path.name} line {entry_line}" if entry_line else entry_path.name
                     raise PoolFormatError(
                         path,
@@ -359,39 +378,6 @@ def write_pool(pool: Pool, directory: Path) -> Path:
         if not rows and stale.is_file():
             stale.unlink()
     return folder
-
-
-def write_text_atomically(files: Mapping[Path, str]) -> None:
-    """Write each file to a temporary sibling, then rename them all into place.
-
-    Nothing is renamed until every file has been written, so an error leaves no half-written
-    file behind (the temporaries are removed).
-
-    Raises:
-        OutputError: a folder cannot be created or a file cannot be written.
-    """
-    written: list[tuple[Path, Path]] = []
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        for path, text in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(
-                "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-            ) as handle:
-                written.append((Path(handle.name), path))
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-                # NamedTemporaryFile is 0600; the result should look like any file we write.
-                os.chmod(handle.name, 0o666 & ~umask)
-        for temporary, path in written:
-            os.replace(temporary, path)
-    except OSError as exc:
-        for temporary, _ in written:
-            temporary.unlink(missing_ok=True)
-        target = exc.filename or next(iter(files), "")
-        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
 def _data_folder(path: Path) -> Path:
@@ -470,7 +456,7 @@ def _check_code(query: Query, path: Path, line: int) -> None:
 def _claim_id(pool: Pool, filename: str, key: str, field_name: str, line: int) -> None:
     first = pool._lines.get((filename, key))
     if first is not None:
-        path = pool._where(filename, key)[0]
+        path = pool.location(filename, key)[0]
         raise PoolFormatError(
             path, line, field_name, f"duplicate id {key!r} (first on line {first})"
         )

@@ -1,7 +1,8 @@
 """The eval's output folder: results files, ``summary.json``, ``report.md``, ``report.html``.
 
 `write_outputs` renders everything in memory and then writes all files at once
-(`write_text_atomically`), so a failure leaves no half-written output behind:
+(`guardrail_eval.outputs.replace_outputs`), so a failure leaves no half-written output behind,
+and an earlier run's outputs are replaced only with ``force`` (none of them is left behind):
 
 - ``results/<arm>.json`` per arm, in the release's results shape with the metrics filled, each
   item extended with ``retrieval_rank`` and its ``verdict`` (the gate's, against the visible
@@ -27,7 +28,8 @@ from typing import Any
 from guardrail.safetext import dumps_json, html, markdown, one_line
 from guardrail.verdict import Verdict
 from guardrail_eval.metrics import compute_metrics, metric_keys, round_metrics
-from guardrail_eval.pool import Pool, Query, write_text_atomically
+from guardrail_eval.outputs import replace_outputs
+from guardrail_eval.pool import Pool, Query
 from guardrail_eval.results import QueryResult, ResultsFile, TopResult
 from guardrail_eval.runner import (
     Arm,
@@ -56,10 +58,16 @@ AGENT_ROWS = {
 }
 
 
-def write_outputs(run: EvalRun, summary: Summary, out_dir: Path) -> list[Path]:
+def write_outputs(
+    run: EvalRun, summary: Summary, out_dir: Path, *, force: bool = False
+) -> list[Path]:
     """Write every output file under ``out_dir`` (atomically, all or nothing); return them.
 
+    With ``force`` an earlier run's outputs there are replaced (see `guardrail_eval.outputs`).
+
     Raises:
+        OutFolderError: ``out_dir`` holds an earlier run's outputs (without ``force``) or
+            files the eval does not write.
         OutputError: a file cannot be written.
     """
     files = {
@@ -69,8 +77,7 @@ def write_outputs(run: EvalRun, summary: Summary, out_dir: Path) -> list[Path]:
     files[out_dir / SUMMARY_FILE] = _json(summary)
     files[out_dir / MARKDOWN_FILE] = render_markdown(summary)
     files[out_dir / HTML_FILE] = render_html(summary)
-    write_text_atomically(files)
-    return list(files)
+    return replace_outputs(out_dir, files, force=force)
 
 
 def _json(model: ResultsFile | Summary) -> str:
@@ -382,6 +389,7 @@ def _method_blocks(summary: Summary) -> list[_Block]:
             f" {summary.faults.remaining} still faults (listed in summary.json)."
         ),
         _Paragraph(f"Timings (s): {timings}."),
+        *([_Paragraph(summary.validation.describe())] if summary.validation else []),
     ]
 
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from guardrail.safetext import dumps_json
 from guardrail_eval.errors import ResultsFormatError, describe_validation_error, format_location
 from guardrail_eval.metrics import RankedItem, RankedQuery, compute_metrics, round_metrics
-from guardrail_eval.pool import write_text_atomically
+from guardrail_eval.outputs import write_text_atomically
 
 __all__ = [
     "QueryResult",

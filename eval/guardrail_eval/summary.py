@@ -39,6 +39,7 @@ from guardrail_eval.stats import (
     bootstrap_cis,
     mcnemar_paired,
 )
+from guardrail_eval.validation import ValidationSummary
 
 __all__ = [
     "AgentShares",
@@ -57,8 +58,9 @@ __all__ = [
     "summarize",
 ]
 
-SUMMARY_VERSION = 2  # 2: faults
+SUMMARY_VERSION = 3  # 2: faults; 3: validation
 _DIGITS = 4
+VALIDATION = "pool validation"  # FaultItem.judged_by of the label check's faults
 _UNUSED_BECAUSE = {
     DISTRACTOR_METADATA_FILE: "present, not used (the metrics need only the corpus and queries)",
     EXECUTION_CACHE_FILE: "present, not used: every verdict comes from running the code here",
@@ -204,7 +206,7 @@ class FaultItem(BaseModel):
     query_id: str
     corpus_id: str
     reason: str = Field(description="sandbox_fault or starved_timeout")
-    judged_by: str = Field(description="'ground truth' or the gated arm's name")
+    judged_by: str = Field(description="'ground truth', 'pool validation' or the gated arm's name")
 
 
 class Faults(BaseModel):
@@ -254,12 +256,18 @@ class Summary(BaseModel):
     sandbox_runs: int
     timings_s: dict[str, float]
     faults: Faults
+    validation: ValidationSummary | None = Field(
+        default=None, description="the pool's labels run against their suites (None: not run)"
+    )
     headlines: list[Headline]
     arms: list[ArmSummary]
 
 
-def summarize(run: EvalRun) -> Summary:
-    """Compute every statistic of ``run`` (bootstrap: 5,000 resamples, seed 20260510)."""
+def summarize(run: EvalRun, *, validation: ValidationSummary | None = None) -> Summary:
+    """Compute every statistic of ``run`` (bootstrap: 5,000 resamples, seed 20260510).
+
+    ``validation`` is what `guardrail_eval.validation` found in the pool (kept as it is).
+    """
     pool, settings = run.pool, run.settings
     arms: list[ArmSummary] = []
     headlines: list[Headline] = []
@@ -307,14 +315,20 @@ def summarize(run: EvalRun) -> Summary:
         verifications=run.verifications,
         sandbox_runs=run.sandbox_runs,
         timings_s={key: round(value, 3) for key, value in run.timings.items()},
-        faults=_faults(run),
+        faults=_faults(run, validation),
+        validation=validation,
         headlines=headlines,
         arms=arms,
     )
 
 
-def _faults(run: EvalRun) -> Faults:
+def _faults(run: EvalRun, validation: ValidationSummary | None) -> Faults:
+    checked = validation.faults if validation is not None else []
     items = [
+        FaultItem(query_id=f.query_id, corpus_id=f.corpus_id, reason=f.reason, judged_by=VALIDATION)
+        for f in checked
+    ]
+    items += [
         FaultItem(
             query_id=f.query_id, corpus_id=f.corpus_id, reason=f.reason, judged_by=f.judged_by
         )
@@ -323,7 +337,7 @@ def _faults(run: EvalRun) -> Faults:
     build = read_build_report(run.pool)
     unclean = build is not None and build.clean is False
     return Faults(
-        retried=run.retried,
+        retried=run.retried + (validation.retried if validation is not None else 0),
         remaining=len(items),
         items=items,
         pool_build=describe_faults(build) if build is not None and unclean else None,

@@ -303,7 +303,8 @@ class ReplaySystem:
 
     def queries(self, pool: Pool) -> list[Query]:
         by_id = {query.query_id: query for query in pool.queries}
-        return [by_id[result.query_id] for result in self.results.per_query]
+        # A query pool validation dropped (--relabel) is in the results file but not replayed.
+        return [by_id[r.query_id] for r in self.results.per_query if r.query_id in by_id]
 
     def prepare(self, pool: Pool, on_progress: IndexProgress | None = None) -> None:
         if on_progress is not None:

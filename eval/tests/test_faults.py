@@ -50,7 +50,9 @@ from guardrail_eval.humaneval import (
 from guardrail_eval.pool import Pool, load_pool
 from guardrail_eval.pools import TaskSource
 from guardrail_eval.pools.builtin import load_task_sources
+from guardrail_eval.validation import validate_pool
 
+MISLABELLED = Path(__file__).parent / "fixtures" / "mislabelled"
 TIMEOUT_S = 2.0  # the test sandboxes' limit: short, so starved and patient runs stay short
 runner = CliRunner()
 
@@ -60,7 +62,8 @@ class KillingSandbox(DockerSandbox):
 
     Before every ``every``-th call of `run` (0: never), up to call ``until``, the pool is
     started (`warm_up`) and every running container of this sandbox (its owner label) killed, so
-    that each chunk of the call meets a dead container. A call up to ``doomed_until`` first kills
+    that each chunk of the call meets a dead container. A call from ``doomed_from`` (default: the
+    first) up to ``doomed_until`` first kills
     the running containers, then every container it starts (or the first ``doomed_starts``) right
     after it has started, so no job of those calls can finish (or only the later ones).
     It stays a `DockerSandbox`, so the patient twin a `RetryingSandbox` makes of it is a plain
@@ -74,11 +77,13 @@ class KillingSandbox(DockerSandbox):
         until: int | None = None,
         doomed_until: int = 0,
         doomed_starts: int | None = None,
+        doomed_from: int = 1,
         **options: Any,
     ) -> None:
         super().__init__(**options)
         self.every = every
         self.until = until
+        self.doomed_from = doomed_from
         self.doomed_until = doomed_until
         self.doomed_starts = doomed_starts
         self.calls = 0
@@ -87,8 +92,9 @@ class KillingSandbox(DockerSandbox):
 
     def run(self, jobs: Sequence[Job]) -> list[Verdict]:
         self.calls += 1
-        self._doomed_left = self.doomed_starts if self.calls <= self.doomed_until else 0
-        if self.calls <= self.doomed_until:  # a live container would let the call through
+        doomed = self.doomed_from <= self.calls <= self.doomed_until
+        self._doomed_left = self.doomed_starts if doomed else 0
+        if doomed:  # a live container would let the call through
             self.kills += self.kill_own_containers()
         due = self.every and self.calls % self.every == 0
         if due and (self.until is None or self.calls <= self.until):
@@ -170,6 +176,25 @@ def test_a_killed_container_is_rerun_and_a_fault_left_is_reported(
     assert [v.status for v in verdicts] == [Status.VERIFIED] * 4
     assert retrying.retried == 4 and retrying.unsettled == []
     assert retrying.jobs == 4  # first runs only: the retries are counted apart
+
+
+@pytest.mark.docker
+def test_faults_while_checking_pool_labels_are_never_contradictions(
+    own_sandbox: KillingSandbox, quick_blame: None
+) -> None:
+    pool = load_pool(MISLABELLED)  # two labels there contradict execution
+    own_sandbox.doomed_until = 3  # the check's one run and both its retries
+    validation = validate_pool(pool, Gate(own_sandbox, cache=False))
+    assert validation.contradictions == []
+    pairs = {(f.query_id, f.corpus_id, f.reason) for f in validation.faults}
+    assert len(pairs) == 7 and {reason for _, _, reason in pairs} == {SANDBOX_FAULT}
+    _, summary = validation.settle()  # nothing is known to be wrong, so nothing is refused
+    assert len(summary.faults) == 7 and summary.relabelled == []
+
+    own_sandbox.calls, own_sandbox.doomed_until = 0, 1  # the first retry finds the real verdicts
+    validation = validate_pool(pool, Gate(own_sandbox, cache=False))
+    assert validation.faults == [] and validation.retried == 7
+    assert [c.corpus_id for c in validation.contradictions] == ["c_0003", "c_0004"]
 
 
 @pytest.mark.docker
@@ -307,14 +332,23 @@ def small_builtin(gate: Gate, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def eval_with(
-    monkeypatch: pytest.MonkeyPatch, out: Path, every: int = 0, doomed_until: int = 0
+    monkeypatch: pytest.MonkeyPatch,
+    out: Path,
+    every: int = 0,
+    doomed_until: int = 0,
+    doomed_from: int = 1,
 ) -> tuple[int, str, dict[str, Any]]:
     """``guardrail eval`` (BM25, two gate settings) on its own sandbox, killed every N runs or
-    doomed for its first runs."""
+    doomed for its runs ``doomed_from`` to ``doomed_until``."""
 
     def own_gate(*, image: str | None, timeout: float, no_cache: bool, runtime: str | None) -> Gate:
         sandbox = KillingSandbox(
-            image=image, pool_size=2, timeout_s=TIMEOUT_S, every=every, doomed_until=doomed_until
+            image=image,
+            pool_size=2,
+            timeout_s=TIMEOUT_S,
+            every=every,
+            doomed_until=doomed_until,
+            doomed_from=doomed_from,
         )
         return Gate(sandbox, cache=False)
 
@@ -343,15 +377,23 @@ def test_eval_under_kills_gives_the_clean_numbers_or_exits_4_naming_the_faults(
     assert killed["faults"]["remaining"] == 0
     assert numbers(killed) == numbers(clean)
 
-    # The first gated query and both its retries (runs 1 to 3) are doomed.
+    # The pool's label check (one run of its 20 pairs) and both its retries (runs 1 to 3) are
+    # doomed: its faults are listed like the run's own, never taken for wrong labels.
     code, output, always = eval_with(monkeypatch, tmp_path / "always", doomed_until=3)
     assert code == 4, output
     faults = always["faults"]
     assert faults["remaining"] > 0
     first = faults["items"][0]
-    assert first["reason"] == SANDBOX_FAULT
+    assert (first["reason"], first["judged_by"]) == (SANDBOX_FAULT, "pool validation")
     assert f"{first['query_id']} {first['corpus_id']}" in output.replace("\n", " ")
+    assert always["validation"]["relabelled"] == []
     assert "Results incomplete" in (tmp_path / "always" / "report.md").read_text()
+
+    # The first gated query and both its retries (runs 2 to 4, after the label check) are doomed.
+    code, output, gated = eval_with(monkeypatch, tmp_path / "gated", doomed_from=2, doomed_until=4)
+    assert code == 4, output
+    judged_by = {item["judged_by"] for item in gated["faults"]["items"]}
+    assert "pool validation" not in judged_by and judged_by
 
 
 @pytest.mark.docker

@@ -2,6 +2,8 @@
 
 Exit codes: 0 success, 1 the command ran but nothing verified, 2 bad input, 3 the sandbox or
 another backend is unavailable, 70 an internal error (the table is in `guardrail.cli.common`).
+Commands of other distributions (``eval``) come from the ``guardrail.commands`` entry-point
+group (`guardrail.cli.plugins`); the core imports none of them.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Annotated
 import typer
 
 from guardrail.cli import audit, common, index, sandbox, search, verify
+from guardrail.cli.plugins import register_plugins
 
 app = typer.Typer(
     name="guardrail",
@@ -38,32 +41,7 @@ index.register(app)
 search.register(app)
 app.add_typer(sandbox.app, name="sandbox")
 app.add_typer(audit.app, name="audit")
-
-
-def _register_eval() -> None:
-    """``guardrail eval`` lives in the optional guardrail-eval distribution."""
-    try:
-        from guardrail_eval.cli import app as eval_app
-    except ImportError as exc:
-        missing = str(exc)
-
-        @app.command(
-            "eval", help="Measure how often an agent acts on buggy code (needs guardrail-eval)."
-        )
-        def eval_missing() -> None:
-            from guardrail.cli.common import fail
-
-            fail(
-                f"`guardrail eval` needs the guardrail-eval package ({missing})",
-                hint="install it with `pip install -e eval` from a guardrail checkout",
-                code=2,
-            )
-
-        return
-    app.add_typer(eval_app, name="eval")
-
-
-_register_eval()
+register_plugins(app)  # `guardrail eval` and third parties' commands (guardrail.cli.plugins)
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ from .codec import message_of
 from .doctesting import Unjudged, doctest_example, example_sources
 from .exceptions import safe_name
 from .framing import ChannelClosed, read_frame
+from .observing import OBSERVER, Observer
 from .remote import Names, RemoteHandle, global_reference
 
 # Fault kind (also the verdict's reason word) -> the outcome word the release uses for it.
@@ -43,7 +44,7 @@ FAULT_OUTCOMES = {
 # The judge's own names in the tests' namespace: never bound to the candidate. Bound, the
 # candidate's function (an alias guessed for a spec whose entry point was inferred from doctest
 # calls, or a hostile `__doctest_example__`) would be called to run, and pass, every example.
-_JUDGES_OWN = frozenset({"__name__", "__builtins__", "__doctest_example__"})
+_JUDGES_OWN = frozenset({"__name__", "__builtins__", "__doctest_example__", OBSERVER})
 # Why a test after a sticky fault is not run (unserialisable: mirrors, a test changed a copy).
 _NOT_RUN = {
     "ended": "not run: an earlier test ended the candidate",
@@ -84,10 +85,12 @@ class Judge(Calls):
         try:
             names = Names(self._lookup, _bound_by(_nodes(job)))
             names["__import__"] = self._importer({n.partition(".")[0] for n in shipped}, shipped)
+            self.observer = Observer(self.fail)
             namespace: dict[str, Any] = {
                 "__name__": "__judge__",
                 "__builtins__": names,
                 "__doctest_example__": doctest_example,
+                OBSERVER: self.observer,
             }
             exec(compile(job["setup"], "<setup>", "exec"), namespace)
         except ModuleNotFoundError as exc:  # the setup's own import (``from pkg import f``)
@@ -167,7 +170,8 @@ class Judge(Calls):
         if self.fault:
             return _outcome(test, self.fault, _NOT_RUN.get(self.fault, _NOT_RUN["ended"]))
         self.last_fault = None
-        outcome = {"test": test, "outcome": "pass", "detail": "", "fault": None}
+        self.observer.take()  # an earlier test's observation never carries over
+        outcome: dict[str, Any] = {"test": test, "outcome": "pass", "detail": "", "fault": None}
         try:
             exec(compile(test, "<test>", "exec"), namespace)
         except Fault:
@@ -191,6 +195,9 @@ class Judge(Calls):
         fault = self._fault_during_test()
         if fault is not None:
             return _outcome(test, *fault)
+        seen = self.observer.take()
+        if outcome["outcome"] == "pass" and seen is not None:
+            outcome["observed"] = seen  # set only here: by judge code, on a test it judged
         return outcome
 
     def _missing_module(self, exc: ModuleNotFoundError) -> tuple[str, str]:

@@ -1,0 +1,170 @@
+"""When candidates that pass the tests disagree: the `Question` the gate asks.
+
+The gate runs the verified candidates on generated inputs (`guardrail.probes`) in the sandbox
+(`Gate.observe`), and the judge records what each returned or raised (an `Observation`). A
+question is the probe whose judged answers split the candidates most evenly (the highest entropy
+of the answer groups; candidates the judge could not judge on it do not count; ties go to the
+earliest probe), with each distinct answer, who gives it, and a test that fixes it, ready to paste
+into the spec: ``assert f(3) == [1, 2]`` when the value's text reads back as a literal with the
+same equality key, a ``try``/``except``/``else`` test for "raises X", else no test.
+
+Candidate-made text (ids, values, exception names) is data: `Question.render` gives plain text
+whose every such string is `guardrail.safetext` clean and capped; never print it as markup.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from guardrail.probes import Probe
+from guardrail.safetext import clean, one_line
+from guardrail.sandbox.runner.observing import key_of
+from guardrail.verdict import Observation, Verdict
+
+__all__ = ["Answer", "Observation", "Question", "answer_test", "observations_of", "pick_question"]
+
+
+class Answer(BaseModel):
+    """One distinct answer to a question, and which candidates give it (retrieval order)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    observation: Observation
+    candidate_ids: tuple[str, ...]
+    retrieval_ranks: tuple[int, ...]
+    test: str | None  # a test asserting this answer; None when the value has no literal form
+
+
+class Question(BaseModel):
+    """An input on which the verified candidates disagree, with each answer (largest first)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    probe: Probe
+    answers: tuple[Answer, ...]
+
+    def test_for(self, observation: Observation) -> str | None:
+        """The test that fixes ``observation`` as the answer to this question's input (also an
+        answer no candidate gave, such as the user's or an oracle's); None if it has none."""
+        return answer_test(self.probe, observation)
+
+    def render(self) -> str:
+        """Plain text for a person or an LLM: the input, each answer, who gives it, its test."""
+        total = sum(len(answer.candidate_ids) for answer in self.answers)
+        lines = [
+            f"QUESTION: the {total} candidates that pass the tests disagree on"
+            f" {one_line(self.probe.call, 500)}",
+            "Which answer is right? Add its test to your tests and search again:",
+        ]
+        for letter, answer in zip(_LETTERS, self.answers, strict=False):
+            who = ", ".join(
+                f"{one_line(cid, 80) or '(no id)'} (rank {rank})"
+                for cid, rank in zip(answer.candidate_ids, answer.retrieval_ranks, strict=True)
+            )
+            count = len(answer.candidate_ids)
+            lines.append(
+                f"  {letter}) {_shown(answer.observation)}: {count} candidate"
+                f"{'s' if count != 1 else ''}: {who}"
+            )
+            if answer.test is None:
+                lines.append("     (no ready-made test: the value has no literal form)")
+            else:
+                lines.append("     test:")
+                lines += [f"       {line}" for line in clean(answer.test, 3000).splitlines()]
+        return "\n".join(lines)
+
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _shown(observation: Observation) -> str:
+    if observation.kind == "raises":
+        return f"raises {observation.text}"
+    return f"returns {one_line(observation.text, 300)}"
+
+
+def answer_test(probe: Probe, observation: Observation) -> str | None:
+    """A test that passes exactly for code answering ``observation`` on ``probe``'s input."""
+    if observation.kind == "raises":
+        name = observation.text
+        family = getattr(builtins, name, None)
+        catch = "Exception" if isinstance(family, type) and issubclass(family, Exception) else None
+        return (
+            f"try:\n    {probe.call}\nexcept {catch or 'BaseException'} as exc:\n"
+            f"    assert type(exc).__name__ == {name!r}, f'raised {{type(exc).__name__}}'\n"
+            f"else:\n    raise AssertionError('expected {name}, nothing was raised')"
+        )
+    if observation.kind != "value":
+        return None
+    try:
+        value = ast.literal_eval(observation.text)
+        faithful = key_of(value) == observation.key  # not capped, and reads back equal
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return f"assert {probe.call} == {observation.text}" if faithful else None
+
+
+def observations_of(verdict: Verdict, probes: Sequence[Probe]) -> list[Observation]:
+    """One observation per probe from the verdict of a probe job (`Gate.observe`): what the
+    judge recorded on a test it judged, else ``unjudged`` saying why."""
+    tests = verdict.tests
+    if len(tests) != len(probes):  # it never got to its tests (did not load, a sandbox fault)
+        why = f"{verdict.status.value}: {verdict.reason.value}"
+        return [Observation.unjudged(why) for _ in probes]
+    found = []
+    for outcome, probe in zip(tests, probes, strict=True):
+        if outcome.test == probe.test and outcome.fault is None and outcome.observed is not None:
+            found.append(outcome.observed)
+        else:
+            why = outcome.fault.value if outcome.fault is not None else outcome.outcome
+            found.append(Observation.unjudged(why))
+    return found
+
+
+def pick_question(
+    probes: Sequence[Probe],
+    observations: Sequence[Sequence[Observation]],
+    ids: Sequence[str],
+    ranks: Sequence[int],
+) -> Question | None:
+    """The probe whose judged answers split the candidates most evenly, as a `Question`; None
+    when they agree (or are unjudged) on every probe. ``observations[c][p]`` is candidate
+    ``c``'s on probe ``p``; ``ids`` and ``ranks`` name the candidates, in retrieval order."""
+    best: tuple[float, int, dict[str, list[int]]] | None = None
+    for index in range(len(probes)):
+        groups: dict[str, list[int]] = {}
+        for candidate, seen in enumerate(observations):
+            if seen[index].judged:
+                groups.setdefault(seen[index].key, []).append(candidate)
+        if len(groups) < 2:
+            continue
+        spread = _entropy(sorted(len(members) for members in groups.values()))
+        if best is None or spread > best[0] + 1e-9:  # strictly better: the earliest wins ties
+            best = (spread, index, groups)
+    if best is None:
+        return None
+    _, index, groups = best
+    ordered = sorted(groups.values(), key=lambda members: (-len(members), ranks[members[0]]))
+    probe = probes[index]
+    answers = []
+    for members in ordered:
+        observation = observations[members[0]][index]
+        answers.append(
+            Answer(
+                observation=observation,
+                candidate_ids=tuple(ids[m] for m in members),
+                retrieval_ranks=tuple(ranks[m] for m in members),
+                test=answer_test(probe, observation),
+            )
+        )
+    return Question(probe=probe, answers=tuple(answers))
+
+
+def _entropy(sizes: list[int]) -> float:
+    total = sum(sizes)
+    return -sum(size / total * math.log(size / total) for size in sizes)

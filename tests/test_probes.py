@@ -1,0 +1,171 @@
+"""Probes (inputs to ask about), equality keys and the choice of a question: pure host code."""
+
+from __future__ import annotations
+
+import pydantic
+import pytest
+
+from guardrail.probes import Probe, generate_probes
+from guardrail.questions import answer_test, pick_question
+from guardrail.sandbox.runner.observing import key_of
+from guardrail.spec import Spec
+from guardrail.verdict import Observation
+
+WINDOW = Spec.from_tests(["assert window_sums([1, 2, 3, 4], 2) == [3, 5, 7]"])
+DOCUMENTED = '''def window_sums(xs: list[int], k: int) -> list[int]:
+    """Sums of each window.
+
+    >>> window_sums([5, 5], 1)
+    [5, 5]
+    >>> total = window_sums(other, 2)
+    """
+    return [sum(xs[i:i + k]) for i in range(len(xs) - k + 1)]
+'''
+
+
+def test_probes_start_with_the_tests_calls_then_doctests_then_single_edits() -> None:
+    probes = generate_probes(WINDOW, [DOCUMENTED], limit=40)
+    assert [(p.origin, p.call) for p in probes[:2]] == [
+        ("test", "window_sums([1, 2, 3, 4], 2)"),
+        ("doctest", "window_sums([5, 5], 1)"),  # the non-literal example is left out
+    ]
+    calls = [p.call for p in probes]
+    assert len(calls) == len(set(calls)) > 30
+    assert {p.origin for p in probes[2:]} == {"mutation"}
+    # Boundaries and single edits of each argument, both calls edited within the cap.
+    for expected in (
+        "window_sums([], 2)",
+        "window_sums([1, 2, 3, 4], 0)",
+        "window_sums([1, 2, 3], 2)",
+        "window_sums([4, 3, 2, 1], 2)",
+        "window_sums([5, 5], 0)",
+    ):
+        assert expected in calls
+    assert generate_probes(WINDOW, [DOCUMENTED], limit=40) == probes  # deterministic
+    assert len(generate_probes(WINDOW, [DOCUMENTED], limit=5)) == 5
+    assert generate_probes(WINDOW, [DOCUMENTED], limit=0) == []
+
+
+def test_strings_bools_and_dicts_are_edited_by_type() -> None:
+    spec = Spec.from_tests(["assert fmt('ab', True, {'k': 1}) == 'x'"])
+    calls = [p.call for p in generate_probes(spec, [], limit=100)]
+    for expected in (
+        "fmt('', True, {'k': 1})",
+        "fmt('bb', True, {'k': 1})",  # one character changed
+        "fmt('ba', True, {'k': 1})",  # reversed
+        "fmt('abb', True, {'k': 1})",  # one added
+        "fmt('ab', False, {'k': 1})",  # flag flipped
+        "fmt('ab', True, {})",
+        "fmt('ab', True, {'k': 0})",
+        "fmt('ab', None, {'k': 1})",
+    ):
+        assert expected in calls, expected
+
+
+def test_an_aliased_candidates_doctests_call_its_own_name() -> None:
+    code = 'def wsum(xs, k):\n    """\n    >>> wsum([9], 1)\n    [9]\n    """\n'
+    probes = generate_probes(WINDOW, [code], limit=3)
+    assert ("doctest", "window_sums([9], 1)") in [(p.origin, p.call) for p in probes]
+
+
+def test_type_hints_give_inputs_when_the_tests_have_no_literal_call() -> None:
+    spec = Spec.from_tests(["xs = [3]\nassert pick(xs, 1) == 3"])
+    code = "def pick(xs: list[int], n: int, *, key: str | None = None) -> int:\n    return 0\n"
+    probes = generate_probes(spec, [code], limit=12)
+    assert {p.origin for p in probes} == {"type-hint"}
+    calls = [p.call for p in probes]
+    assert calls[0] == "pick([], 0)"
+    assert "pick([1], 0)" in calls and "pick([], 1)" in calls and "pick([], 0, key='')" in calls
+    assert generate_probes(spec, ["def pick(xs, n):\n    return 0\n"]) == []  # no hints
+
+
+def test_a_probe_holds_literals_only() -> None:
+    with pytest.raises(pydantic.ValidationError, match="not a Python literal"):
+        Probe(entry_point="f", args=("__import__('os').system('id')",), origin="test")
+    with pytest.raises(pydantic.ValidationError, match="identifier"):
+        Probe(entry_point="f", kwargs=(("a=1, b", "2"),), origin="test")
+    probe = Probe(entry_point="f", args=("[1, 2]",), kwargs=(("k", "'x'"),), origin="test")
+    assert probe.call == "f([1, 2], k='x')"
+    assert Probe.model_validate_json(probe.model_dump_json()) == probe
+
+
+def test_equality_keys_follow_equality() -> None:
+    assert key_of(1) == key_of(1.0) == key_of(True)
+    assert key_of({3, 1, 2}) == key_of(frozenset({1, 2, 3}))
+    assert key_of({"a": 1, "b": 2}) == key_of({"b": 2, "a": 1})
+    assert key_of(b"ab") == key_of(bytearray(b"ab"))
+    assert key_of(0.5) != key_of(0.25)
+    assert key_of([1, 2]) != key_of((1, 2))
+    assert key_of("1") != key_of(1)
+    assert key_of(range(0)) == key_of(range(3, 3))
+
+
+def _value(value: object) -> Observation:
+    return Observation(kind="value", text=repr(value), key=key_of(value))
+
+
+def test_answer_tests_assert_literals_and_exceptions_and_nothing_else() -> None:
+    probe = Probe(entry_point="f", args=("3",), origin="test")
+    assert answer_test(probe, _value([1, "a"])) == "assert f(3) == [1, 'a']"
+    cut = Observation(kind="value", text="[1, 2", key=key_of([1, 2, 3]))  # a capped text
+    assert answer_test(probe, cut) is None
+    forged = Observation(kind="value", text="[1, 2]", key=key_of([1, 2, 3]))
+    assert answer_test(probe, forged) is None  # the text must be the value the key names
+    assert (
+        answer_test(probe, Observation(kind="value", text="frozenset({1})", key="0" * 64)) is None
+    )
+    assert answer_test(probe, Observation.unjudged("timeout")) is None
+    raises = answer_test(probe, Observation(kind="raises", text="ValueError"))
+    assert raises is not None and "except Exception as exc:" in raises
+    custom = answer_test(probe, Observation(kind="raises", text="MyError"))
+    assert custom is not None and "except BaseException as exc:" in custom
+    namespace: dict[str, object] = {"f": lambda x: 1 / 0}
+    with pytest.raises(AssertionError, match="raised ZeroDivisionError"):
+        exec(raises, namespace)
+    exec(answer_test(probe, Observation(kind="raises", text="ZeroDivisionError")) or "", namespace)
+
+
+def test_an_observation_never_carries_a_malformed_key_or_a_raw_name() -> None:
+    assert Observation(kind="value", text="1", key="not a sha").kind == "unjudged"
+    named = Observation(kind="raises", text="Err\x1b[31m", key="raises:whatever")
+    assert (named.text, named.key) == ("Err??31m", "raises:Err??31m")
+
+
+def test_the_question_is_the_most_even_split_of_judged_answers() -> None:
+    probes = [Probe(entry_point="f", args=(str(n),), origin="test") for n in range(4)]
+    a, b, c = _value(1), _value(2), _value(3)
+    unjudged = Observation.unjudged("timeout")
+    observations = [  # candidate x probe
+        [a, a, a, a],
+        [a, b, b, unjudged],
+        [a, b, c, unjudged],
+        [a, a, c, b],
+    ]
+    question = pick_question(probes, observations, ["p", "q", "r", "s"], [0, 1, 2, 5])
+    assert question is not None
+    assert question.probe.call == "f(2)"  # a / b / c, c: the most even split of the four
+    assert [ans.candidate_ids for ans in question.answers] == [("r", "s"), ("p",), ("q",)]
+    assert [ans.retrieval_ranks for ans in question.answers] == [(2, 5), (0,), (1,)]
+    assert question.answers[0].test == "assert f(2) == 3"
+    # Unjudged answers do not count; ties go to the earliest probe.
+    tie = pick_question(
+        probes[:2], [[a, b], [b, a], [unjudged, unjudged]], ["p", "q", "r"], [0, 1, 2]
+    )
+    assert tie is not None and tie.probe.call == "f(0)"
+    assert pick_question(probes, [[a, a, a, a], [a, a, a, a]], ["p", "q"], [0, 1]) is None
+    assert pick_question(probes[:1], [[a], [unjudged]], ["p", "q"], [0, 1]) is None
+
+
+def test_a_rendered_question_is_plain_capped_text() -> None:
+    probe = Probe(entry_point="f", args=("'\\x1b[2J'",), origin="test")
+    evil = Observation(kind="value", text=repr("\x1b]0;pwn\x07"), key=key_of("\x1b]0;pwn\x07"))
+    question = pick_question([probe], [[evil], [_value(2)]], ["[bold]id\x1b[31m", "b\n2"], [0, 1])
+    assert question is not None
+    text = question.render()
+    assert "\x1b" not in text and "\x07" not in text
+    assert (
+        "f('\\x1b[2J')" in text
+        and "[bold]id\\x1b[31m (rank 0)" in text
+        and "b\\n2 (rank 1)" in text
+    )
+    assert "assert f('\\x1b[2J') == 2" in text
