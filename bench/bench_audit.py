@@ -12,8 +12,10 @@ cluster (MinHash/LSH candidate pairs and their confirmation; repeated ``--repeat
 median and spread), run (the differential runs in the sandbox), and the wall time of one whole
 audit (read + cluster + run). The target is 10 minutes for the audit.
 
-Usage: ``python bench/bench_audit.py [--work DIR] [--repeat 3] [--no-sandbox] [--out FILE]``
-after ``scripts/docker-up``.
+Usage: ``python bench/bench_audit.py [--work DIR] [--repeat 3] [--no-sandbox] [--no-index]
+[--out FILE]`` after ``scripts/docker-up``. ``--no-index`` audits the split snippets without
+embedding them (pairs confirmed by token edit distance alone): the audit's cost without the
+index's.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from guardrail.audit import audit_index, find_clusters
+from guardrail.audit.differential import run_differential
 from guardrail.gate import Gate
 from guardrail.index import CodeIndex, minilm_embedding, split_tree
 from guardrail.sandbox.docker import DockerSandbox
@@ -72,6 +75,11 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/bench-audit"))
     parser.add_argument("--repeat", type=int, default=3, help="clustering repetitions")
     parser.add_argument("--no-sandbox", action="store_true", help="stop after clustering")
+    parser.add_argument(
+        "--no-index",
+        action="store_true",
+        help="audit the split snippets without embedding them (pairs confirmed by tokens only)",
+    )
     parser.add_argument("--inputs", type=int, default=20, help="inputs per cluster")
     parser.add_argument("--out", type=Path, help="write the numbers as JSON")
     options = parser.parse_args()
@@ -85,16 +93,19 @@ def main() -> int:
     numbers["functions"] = len(tree.snippets)
     print(f"corpus: {len(tree.snippets)} functions in {len(tree.files)} files", flush=True)
 
-    embedding = minilm_embedding()
-    index = CodeIndex("bench-audit", path=options.work / "index", embedding_function=embedding)
-    started = time.perf_counter()
-    report = index.replace_files(tree.files)
-    numbers["index_s"] = round(time.perf_counter() - started, 1)
-    numbers["index_embedded"] = report.added + report.updated
-    print(f"index: {numbers['index_s']} s, {numbers['index_embedded']} embedded", flush=True)
-
-    snippets = list(index.snippets())
-    vectors = index.embeddings([s.index_id for s in snippets])
+    index = None
+    if options.no_index:
+        snippets, vectors = list(tree.snippets), None
+    else:
+        embedding = minilm_embedding()
+        index = CodeIndex("bench-audit", path=options.work / "index", embedding_function=embedding)
+        started = time.perf_counter()
+        report = index.replace_files(tree.files)
+        numbers["index_s"] = round(time.perf_counter() - started, 1)
+        numbers["index_embedded"] = report.added + report.updated
+        print(f"index: {numbers['index_s']} s, {numbers['index_embedded']} embedded", flush=True)
+        snippets = list(index.snippets())
+        vectors = index.embeddings([s.index_id for s in snippets])
     cluster_times: list[float] = []
     clusters = None
     for _ in range(options.repeat):
@@ -117,20 +128,28 @@ def main() -> int:
     if not options.no_sandbox:
         with Gate(DockerSandbox(), cache=False) as gate:
             started = time.perf_counter()
-            audit = audit_index(index, gate, inputs=options.inputs, target=str(root))
+            if index is not None:
+                audit = audit_index(index, gate, inputs=options.inputs, target=str(root))
+                seconds = audit.seconds
+                totals = (audit.counts.pairs_run, audit.counts.pairs_not_run)
+                runs = audit.counts.sandbox_runs
+                findings = [f.severity.value for f in audit.findings]
+            else:
+                clustered = find_clusters(snippets)
+                ran = run_differential(clustered.clusters, gate, inputs=options.inputs)
+                seconds = {"cluster+run": round(time.perf_counter() - started, 1)}
+                totals = (ran.pairs_run, dict(ran.pairs_not_run))
+                runs = ran.sandbox_runs
+                findings = [f.severity.value for f in ran.findings]
             numbers["audit_wall_s"] = round(time.perf_counter() - started, 1)
-        numbers["audit_phases_s"] = audit.seconds
-        numbers["pairs_run"] = audit.counts.pairs_run
-        numbers["pairs_not_run"] = audit.counts.pairs_not_run
-        numbers["sandbox_runs"] = audit.counts.sandbox_runs
-        numbers["findings"] = {
-            level: sum(f.severity.value == level for f in audit.findings)
-            for level in ("high", "medium", "low")
-        }
+        numbers["audit_phases_s"] = seconds
+        numbers["pairs_run"], numbers["pairs_not_run"] = totals
+        numbers["sandbox_runs"] = runs
+        numbers["findings"] = {level: findings.count(level) for level in ("high", "medium", "low")}
         print(
-            f"audit: {numbers['audit_wall_s']} s wall ({audit.seconds}); {audit.counts.pairs_run}"
-            f" pairs run, not run {audit.counts.pairs_not_run}; {audit.counts.sandbox_runs}"
-            f" sandbox runs; findings {numbers['findings']}",
+            f"audit: {numbers['audit_wall_s']} s wall ({seconds}); {totals[0]} pairs run,"
+            f" not run {totals[1]}; {runs} sandbox runs;"
+            f" findings {numbers['findings']}",
             flush=True,
         )
     if options.out is not None:
