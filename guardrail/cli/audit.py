@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from guardrail.cli.common import console, err_console, fail, reporting_errors
 from guardrail.cli.index import (
@@ -57,7 +58,7 @@ from guardrail.safetext import cell, dumps_json
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from guardrail.audit import AuditProgress, AuditReport
+    from guardrail.audit import AuditProgress, AuditReport, Site
 
 __all__ = ["app"]
 
@@ -272,7 +273,7 @@ class _Progress:
         self.tasks: dict[str, Any] = {}
 
     def __call__(self, phase: str, done: int, total: int) -> None:
-        labels = {"signatures": "hashing snippets", "clusters": "running near-clones in the sandbox"}
+        labels = {"signatures": "hashing snippets", "clusters": "running near-clones"}
         if phase not in self.tasks:
             self.tasks[phase] = self.bar.add_task(labels.get(phase, phase), total=total)
         self.bar.update(self.tasks[phase], completed=done, total=total)
@@ -306,9 +307,16 @@ def _table(report: AuditReport) -> Table:
         left, right = finding.left, finding.right
         table.add_row(
             cell(finding.severity.value, styles[finding.severity.value]),
-            cell(f"{left.qualified_name}\n{left.file}:{left.line} ({left.tests})"),
-            cell(f"{right.qualified_name}\n{right.file}:{right.line} ({right.tests})"),
+            _side(left),
+            _side(right),
             cell(finding.input.call(left.qualified_name)),
             cell(f"{left.output.text} vs {right.output.text}"),
         )
     return table
+
+
+def _side(site: Site) -> Text:
+    """Name, then ``file:line (own tests)`` on a line of its own; both plain text."""
+    return Text.assemble(
+        cell(site.qualified_name), "\n", cell(f"{site.file}:{site.line} ({site.tests})", "dim")
+    )
