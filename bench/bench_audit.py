@@ -118,11 +118,13 @@ def main() -> int:
     numbers["candidate_pairs"] = clusters.candidate_pairs
     numbers["confirmed_pairs"] = clusters.confirmed_pairs
     numbers["clusters"] = len(clusters.clusters)
+    numbers["largest_cluster"] = max((len(c.members) for c in clusters.clusters), default=0)
     print(
         f"cluster: {spread(cluster_times)}; {clusters.compared} compared,"
         f" {clusters.candidate_pairs} candidate pairs (of"
         f" {clusters.compared * (clusters.compared - 1) // 2:,} possible),"
-        f" {clusters.confirmed_pairs} confirmed, {len(clusters.clusters)} clusters",
+        f" {clusters.confirmed_pairs} confirmed, {len(clusters.clusters)} clusters (largest"
+        f" {numbers['largest_cluster']})",
         flush=True,
     )
     if not options.no_sandbox:
@@ -135,9 +137,8 @@ def main() -> int:
                 runs = audit.counts.sandbox_runs
                 findings = [f.severity.value for f in audit.findings]
             else:
-                clustered = find_clusters(snippets)
-                ran = run_differential(clustered.clusters, gate, inputs=options.inputs)
-                seconds = {"cluster+run": round(time.perf_counter() - started, 1)}
+                ran = run_differential(clusters.clusters, gate, inputs=options.inputs)
+                seconds = {"run": round(time.perf_counter() - started, 1)}
                 totals = (ran.pairs_run, dict(ran.pairs_not_run))
                 runs = ran.sandbox_runs
                 findings = [f.severity.value for f in ran.findings]
