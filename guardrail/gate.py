@@ -264,8 +264,8 @@ class Gate:
         ask: bool | None = None,
     ) -> GateResult:
         """Verify ``candidates`` (in retrieval order) and apply ``policy`` (default: the Gate's);
-        with ``ask`` (default: the Gate's) and one spec for all, a question when verified
-        candidates disagree on generated inputs (`GateResult.question`)."""
+        with ``ask`` (default: the Gate's), a question when candidates verified against one
+        spec disagree on generated inputs (`GateResult.question`)."""
         chosen = self.policy if policy is None else Policy(policy)
         verdicts = self.verify(
             [candidate.code for candidate in candidates],
@@ -277,7 +277,7 @@ class Gate:
             for rank, (candidate, verdict) in enumerate(zip(candidates, verdicts, strict=True))
         )
         asking = self.ask if ask is None else ask
-        question = self._question(judged, spec) if asking and isinstance(spec, Spec) else None
+        question = self._question(judged, _specs_for(verdicts, spec)) if asking else None
         return GateResult(
             policy=chosen,
             judged=judged,
@@ -295,11 +295,17 @@ class Gate:
     ) -> GateResult:
         return await asyncio.to_thread(self.gate, candidates, spec, policy=policy, ask=ask)
 
-    def _question(self, judged: Sequence[GatedCandidate], spec: Spec) -> Question | None:
-        """The question about the verified candidates (two or more), or None."""
+    def _question(
+        self, judged: Sequence[GatedCandidate], specs: Sequence[Spec | None]
+    ) -> Question | None:
+        """The question about the verified candidates, when two or more were verified against
+        one and the same spec (the query's tests; never each its own doctests), or None."""
         verified = [item for item in judged if item.verdict.status is Status.VERIFIED]
-        if len(verified) < 2:
+        shared = {specs[item.retrieval_rank] for item in verified}
+        if len(verified) < 2 or len(shared) != 1:
             return None
+        (spec,) = shared
+        assert spec is not None  # verified: it had tests
         codes = [item.candidate.code for item in verified]
         probes = generate_probes(spec, codes, limit=self.probe_limit)
         try:
@@ -333,7 +339,7 @@ class Gate:
         self.close()
 
 
-def _specs_for(codes: Sequence[str], spec: SpecArg) -> list[Spec | None]:
+def _specs_for(codes: Sequence[object], spec: SpecArg) -> list[Spec | None]:
     if spec is None or isinstance(spec, Spec):
         return [spec] * len(codes)
     specs = list(spec)

@@ -6,6 +6,10 @@ nodes) into `Candidate` objects, asks `plan_gate` for their specs, hands ``plan.
 path), and attaches the metadata of `GatePlan.kept` to copies of its objects under `METADATA_KEY`.
 Both integrations therefore choose specs by the same rules and write the same verdict shape,
 and show the same metadata: `public_metadata` leaves host paths out unless asked.
+
+When the gate asks (verified candidates disagree, `guardrail.questions`), every object handed
+over for that query carries the question under `QUESTION_KEY` (`question_metadata`); metadata
+of that name that came with a retrieved object is always dropped, so an index cannot plant one.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any, Generic, TypeAlias, TypeVar
 from guardrail.errors import SpecError
 from guardrail.gate import Candidate, GatedCandidate, GateResult, Policy
 from guardrail.precheck import parse
+from guardrail.questions import Question
 from guardrail.sources import SpecSource, resolve
 from guardrail.spec import Spec, spec_size_problem
 from guardrail.verdict import Verdict
@@ -28,17 +33,23 @@ __all__ = [
     "JUDGED_AGAINST",
     "METADATA_KEY",
     "PATH_KEYS",
+    "QUESTION_KEY",
     "GatePlan",
     "Tests",
     "check_tests",
     "plan_gate",
     "public_metadata",
+    "question_from_metadata",
+    "question_metadata",
     "verdict_from_metadata",
     "verdict_metadata",
 ]
 
 METADATA_KEY = "guardrail"
 """The one metadata key a verdict is stored under, in Documents and nodes alike."""
+
+QUESTION_KEY = "guardrail_question"
+"""The metadata key of the gate's question (`question_metadata`), on every object of a query."""
 
 Tests: TypeAlias = Sequence[str] | Spec
 """Test statements (``["assert add(1, 2) == 3", ...]``) or a ready `Spec` (with setup)."""
@@ -57,6 +68,26 @@ only its own doctests says so, never as if it had passed tests written for the q
 
 PATH_KEYS = ("root",)
 """Metadata keys that hold absolute host paths only (the package root the gate imports from)."""
+
+
+def question_metadata(result: GateResult) -> dict[str, Any]:
+    """``{QUESTION_KEY: ...}`` for the objects handed over from ``result``, or ``{}`` when the
+    gate asked nothing: `Question.model_dump(mode="json")` plus ``rendered``, its plain text
+    (`Question.render`, with each answer's ready-to-paste test)."""
+    question = result.question
+    if question is None:
+        return {}
+    return {QUESTION_KEY: {**question.model_dump(mode="json"), "rendered": question.render()}}
+
+
+def question_from_metadata(metadata: Mapping[str, Any]) -> Question | None:
+    """The `Question` stored under `QUESTION_KEY` (``None`` if there is none).
+
+    Raises:
+        pydantic.ValidationError: the value under `QUESTION_KEY` is not a question.
+    """
+    stored = metadata.get(QUESTION_KEY)
+    return None if stored is None else Question.model_validate(stored)
 
 
 def check_tests(tests: object) -> Tests | None:
@@ -111,11 +142,13 @@ def public_metadata(metadata: Mapping[str, Any], *, include_paths: bool = False)
 
     ``root`` (where the package lives on the host) is left out, and an absolute ``file`` becomes
     relative to ``root`` (its bare name when it is not under ``root``): the gate reads both from
-    the retrieved item, the caller and the LLM need neither. ``include_paths=True`` keeps all.
+    the retrieved item, the caller and the LLM need neither. ``include_paths=True`` keeps them.
+    A `QUESTION_KEY` that came with the item is always dropped: only the gate sets one.
     """
     if include_paths:
-        return dict(metadata)
-    shown = {key: value for key, value in metadata.items() if key not in PATH_KEYS}
+        return {key: value for key, value in metadata.items() if key != QUESTION_KEY}
+    hidden = (*PATH_KEYS, QUESTION_KEY)
+    shown = {key: value for key, value in metadata.items() if key not in hidden}
     file = metadata.get("file")
     if isinstance(file, str) and PurePath(file).is_absolute():
         shown["file"] = _relative(PurePath(file), metadata.get("root"))

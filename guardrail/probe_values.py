@@ -56,7 +56,8 @@ def mutations(value: Any, rng: random.Random) -> Iterator[Any]:
     if kind is bool:
         yield not value
     elif kind is int:
-        yield from (0, -1, value + 1, value - 1, -value, value * 2 + rng.randint(3, 9), 10**6)
+        yield from (0, 1, -1, value + 1, value - 1, -value, 2, 3, 4, 5)
+        yield from (value * 2 + rng.randint(3, 9), 10**6)
     elif kind is float:
         yield from (0.0, -1.0, value + 1.0, value - 1.0, -value, value / 2, value * 10 + 0.5)
     elif kind in (str, bytes):
@@ -75,22 +76,25 @@ def mutations(value: Any, rng: random.Random) -> Iterator[Any]:
 
 
 def _text_mutations(value: Any) -> Iterator[Any]:
-    empty = value[:0]
+    empty, space = value[:0], (b" " if isinstance(value, bytes) else " ")
     yield empty
-    if value:
-        first = value[:1]
-        changed = (
-            bytes([(first[0] + 1) % 256])
-            if isinstance(value, bytes)
-            else chr(ord(first) + 1 if first != "\uffff" else 65)
-        )
-        yield changed + value[1:]  # one character changed
-        yield value[1:]  # one dropped
-        yield value + value[-1:]  # one added
-        yield value[::-1]
-        yield value.upper() if value.upper() != value else value.lower()
-    else:
-        yield b"a" if isinstance(value, bytes) else "a"
+    if not value:
+        yield from ([b"a", b" ", b"a b "] if isinstance(value, bytes) else ["a", " ", "a b "])
+        return
+    first = value[:1]
+    changed = (
+        bytes([(first[0] + 1) % 256])
+        if isinstance(value, bytes)
+        else chr(ord(first) + 1 if first != "\uffff" else 65)
+    )
+    yield changed + value[1:]  # one character changed
+    yield value[1:]  # one dropped
+    yield value + value[-1:]  # one added
+    yield value[::-1]
+    yield space + value  # surrounding whitespace: strip, split and trim bugs
+    yield value + space
+    yield value.upper() if value.upper() != value else value.lower()
+    yield value + value
 
 
 def _sequence_mutations(items: list[Any], rng: random.Random) -> Iterator[list[Any]]:

@@ -4,11 +4,16 @@ When several candidates pass the tests given, the gate runs them on more inputs 
 one on which they disagree (`guardrail.questions`). The inputs come, in this order, from:
 
 1. ``test``: calls of the spec's entry point in its tests (and in the doctest examples the
-   tests carry) whose arguments are all literals (``ast.literal_eval``);
+   tests carry) whose arguments are all constants: literals, names the setup or an earlier
+   statement bound to one, and pure expressions of them (``2**40 - 1``, ``list(range(10))``:
+   `guardrail.constants`; nothing is run);
 2. ``doctest``: such calls in the ``>>>`` examples of the candidates' docstrings (a literal
    call needs no earlier example; a candidate bound under another name calls that name);
 3. ``mutation``: each argument of those calls edited once (`guardrail.probe_values.mutations`),
-   taken round-robin over the calls and their arguments so every one gets edited within the cap;
+   and each number argument set to another argument (a number, or a length) and one either
+   side of it; taken round-robin over the calls and their arguments so every one gets edited
+   within the cap; each parameter a call leaves to its default passed, set to the default's
+   edits; then, while the cap allows, two arguments edited at once;
 4. ``type-hint``: only when 1-2 found no argument to edit, example values of the candidates'
    parameter annotations (``int``, ``str``, ``list[int]``, ``dict[str, int] | None``...), one
    parameter varied at a time.
@@ -30,6 +35,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from guardrail.constants import NotConstantError, constant_value
 from guardrail.precheck import MAX_PARSE_BYTES, capped_size
 from guardrail.probe_values import hint_values, literal_text, mutations
 from guardrail.sandbox.runner.doctesting import example_sources
@@ -41,7 +47,8 @@ __all__ = ["Probe", "generate_probes"]
 
 Origin = Literal["test", "doctest", "mutation", "type-hint"]
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
-_MUTATIONS_PER_ARGUMENT = 12
+_MUTATIONS_PER_ARGUMENT = 14
+_PAIRED = 5  # mutations of each argument crossed in two-argument edits
 
 
 class Probe(BaseModel):
@@ -85,8 +92,11 @@ class Probe(BaseModel):
 
     @property
     def test(self) -> str:
-        """The probe test the judge runs: it records what the call gave (`runner.observing`)."""
-        return f"{OBSERVER}(lambda: {self.call})"
+        """The probe test the judge runs: it records what the call gave, and what became of the
+        mutable arguments it passed (`runner.observing`)."""
+        parts = [*self.args, *(f"{name}={text}" for name, text in self.kwargs)]
+        call = f"lambda *a, **k: {self.entry_point}(*a, **k)"
+        return f"{OBSERVER}({', '.join([call, *parts])})"
 
 
 def _check_literal(text: str) -> None:
@@ -119,7 +129,15 @@ def generate_probes(
     for call, origin in seeds:
         add(call, origin)  # type: ignore[arg-type]  # the two literals above
     groups = [_edits(call, index, rng) for call, _ in seeds for index in _positions(call)]
-    for edited in _round_robin(groups):
+    groups += [_related(call) for call, _ in seeds]
+    functions = [_function(tree, spec.entry_point) for tree in trees]
+    groups += [_defaults_edited(call, functions, rng) for call, _ in seeds]
+    pairs = [
+        _pair_edits(call, first, second, rng)
+        for call, _ in seeds
+        for first, second in itertools.combinations(_positions(call), 2)
+    ]
+    for edited in itertools.chain(_round_robin(groups), _round_robin(pairs)):
         if len(probes) >= limit:
             break
         add(edited, "mutation")
@@ -153,23 +171,87 @@ def _probe(entry_point: str, call: Call, origin: Origin) -> Probe | None:
     )
 
 
-def _literal_calls(tree: ast.AST, names: set[str]) -> Iterator[Call]:
-    """Calls of one of ``names`` whose arguments are all literals, in source order."""
-    nodes = sorted(
-        ast.walk(tree), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))
-    )
-    for node in nodes:
+def _literal_calls(tree: ast.AST, names: set[str], known: dict[str, Any]) -> Iterator[Call]:
+    """Calls of one of ``names`` whose arguments are all constants, in source order; a name
+    ``known`` binds (the setup's or an earlier statement's ``xs = [3, 1]``) counts as one."""
+    for node in sorted(ast.walk(tree), key=_position):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
             continue
-        if node.func.id not in names:
+        if node.func.id not in names or any(k.arg is None for k in node.keywords):
+            continue  # a ``**kwargs`` spread is no literal call
+        try:
+            args = [constant_value(arg, known) for arg in node.args]
+            kwargs = [(str(k.arg), constant_value(k.value, known)) for k in node.keywords]
+        except NotConstantError:  # a lambda, a starred argument, a value computed by code
+            continue
+        yield args, kwargs
+
+
+_LOOPED = 3  # items of a constant loop whose calls are seeds
+
+
+def _loop_calls(tree: ast.Module, names: set[str], known: dict[str, Any]) -> list[Call]:
+    """Calls in the body of a top-level ``for`` over a constant (``for n, bits in
+    EXPECTED.items():``), with the loop's names bound to each of its first items."""
+    found: list[Call] = []
+    for loop in tree.body:
+        if not isinstance(loop, ast.For) or loop.orelse:
             continue
         try:
-            args = [ast.literal_eval(arg) for arg in node.args]
-            kwargs = [(str(k.arg), ast.literal_eval(k.value)) for k in node.keywords if k.arg]
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            continue  # not a literal (a name, a lambda, a starred argument)
-        if len(kwargs) == len(node.keywords):  # a ``**kwargs`` spread is not a literal call
-            yield args, kwargs
+            items = list(_iterated(loop.iter, known))[:_LOOPED]
+        except NotConstantError:
+            continue
+        for item in items:
+            bound = dict(known)
+            if not _unpack(loop.target, item, bound):
+                break
+            for statement in loop.body:
+                found += _literal_calls(statement, names, bound)
+    return found
+
+
+def _iterated(node: ast.expr, known: dict[str, Any]) -> Any:
+    """The constant a loop iterates: a constant, or a constant dict's items, keys or values."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("items", "keys", "values")
+        and not node.args
+    ):
+        mapping = constant_value(node.func.value, known)
+        if type(mapping) is dict:
+            return getattr(mapping, node.func.attr)()
+        raise NotConstantError("not a dict")
+    value = constant_value(node, known)
+    if isinstance(value, list | tuple | range | dict | str):
+        return value
+    raise NotConstantError("not iterable in a known order")
+
+
+def _unpack(target: ast.expr, value: Any, bound: dict[str, Any]) -> bool:
+    """Bind a loop target (a name, or a tuple of names) to ``value``; False if it cannot be."""
+    if isinstance(target, ast.Name):
+        bound[target.id] = value
+        return True
+    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, tuple | list):
+        if len(target.elts) != len(value):
+            return False
+        return all(_unpack(t, v, bound) for t, v in zip(target.elts, value, strict=True))
+    return False
+
+
+def _bind_constants(tree: ast.Module, known: dict[str, Any]) -> None:
+    """Record the top-level ``name = <constant>`` bindings of ``tree`` into ``known`` (and
+    forget a name rebound to anything else), in order."""
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign):
+            continue
+        for target in statement.targets:
+            if isinstance(target, ast.Name):
+                try:
+                    known[target.id] = constant_value(statement.value, known)
+                except NotConstantError:
+                    known.pop(target.id, None)
 
 
 def _position(node: ast.AST) -> tuple[int, int]:
@@ -177,14 +259,33 @@ def _position(node: ast.AST) -> tuple[int, int]:
 
 
 def _test_calls(spec: Spec) -> list[Call]:
+    """Constant calls of the entry point in the tests (and the doctest examples they carry),
+    with the names the setup and earlier tests bind to constants: the judge runs them in one
+    namespace, in order."""
     found: list[Call] = []
+    known: dict[str, Any] = {}
+    setup = _parsed(spec.setup)
+    if setup is not None:
+        _bind_constants(setup, known)
     for test in spec.tests:
         tree = ast.parse(test)  # the spec parsed it when it was built
-        found += _literal_calls(tree, {spec.entry_point})
+        found += _statement_calls(tree, {spec.entry_point}, known)
         for source in example_sources(tree):
             example = _parsed(source)
             if example is not None:
-                found += _literal_calls(example, {spec.entry_point})
+                found += _statement_calls(example, {spec.entry_point}, known)
+    return found
+
+
+def _statement_calls(tree: ast.Module, names: set[str], known: dict[str, Any]) -> list[Call]:
+    """The constant calls of ``tree``'s statements in order, each seeing the names the ones
+    before it bound (``xs = [3, 1]`` then ``sort_in_place(xs)``), and recording its own."""
+    found: list[Call] = []
+    for statement in tree.body:
+        single = ast.Module(body=[statement], type_ignores=[])
+        found += _literal_calls(statement, names, known)
+        found += _loop_calls(single, names, known)
+        _bind_constants(single, known)
     return found
 
 
@@ -210,7 +311,7 @@ def _doctest_calls(tree: ast.Module, spec: Spec) -> list[Call]:
         for example in examples:
             source = _parsed(example.source)
             if source is not None:
-                found += _literal_calls(source, names)
+                found += _literal_calls(source, names, {})
     return found
 
 
@@ -228,6 +329,76 @@ def _edits(call: Call, position: int | str, rng: random.Random) -> Iterator[Call
             yield [*args[:position], value, *args[position + 1 :]], kwargs
         else:
             yield args, [(n, value if n == position else v) for n, v in kwargs]
+
+
+def _defaults_edited(
+    call: Call, functions: Sequence[_Function | None], rng: random.Random
+) -> Iterator[Call]:
+    """``call`` with a parameter it leaves to its default passed by keyword, set to each edit
+    of that default (or, for a ``None`` default, to examples of its annotation): a bug in how
+    an optional argument is used never shows while the tests leave it out."""
+    args, kwargs = call
+    given = {name for name, _ in kwargs}
+    seen: set[str] = set()
+    for function in functions:
+        if function is None:
+            continue
+        signature = function.args
+        positional = [*signature.posonlyargs, *signature.args]
+        defaulted = list(
+            zip(
+                positional[len(positional) - len(signature.defaults) :],
+                signature.defaults,
+                strict=True,
+            )
+        )
+        defaulted += [
+            (p, d) for p, d in zip(signature.kwonlyargs, signature.kw_defaults, strict=True) if d
+        ]
+        for parameter, default in defaulted:
+            name = parameter.arg
+            if name in given or name in seen or parameter in signature.posonlyargs:
+                continue
+            if parameter in positional and positional.index(parameter) < len(args):
+                continue
+            seen.add(name)
+            try:
+                value = constant_value(default, {})
+            except NotConstantError:
+                continue
+            values = list(itertools.islice(mutations(value, rng), _MUTATIONS_PER_ARGUMENT))
+            for variant in values if value is not None else hint_values(parameter.annotation):
+                if variant is not None or value is not None:
+                    yield args, [*kwargs, (name, variant)]
+
+
+def _pair_edits(
+    call: Call, first: int | str, second: int | str, rng: random.Random
+) -> Iterator[Call]:
+    """``call`` with two arguments edited at once (their first few mutations crossed): bugs
+    that only show when, say, the list is short and the size small."""
+    for edited in itertools.islice(_edits(call, first, rng), _PAIRED):
+        yield from itertools.islice(_edits(edited, second, rng), _PAIRED)
+
+
+def _related(call: Call) -> Iterator[Call]:
+    """Boundaries between arguments (off-by-one bugs live there): a number set to another
+    number argument, or to another argument's length, and each of those plus or minus one."""
+    args, _ = call
+    for index, value in enumerate(args):
+        if type(value) not in (int, float):
+            continue
+        for other_index, other in enumerate(args):
+            if other_index == index:
+                continue
+            if type(other) in (int, float):
+                anchor = other
+            elif isinstance(other, str | bytes | list | tuple | dict | set):
+                anchor = len(other)
+            else:
+                continue
+            for shifted in (anchor, anchor + 1, anchor - 1):
+                yield [*args[:index], type(value)(shifted), *args[index + 1 :]], call[1]
 
 
 def _round_robin(groups: list[Iterator[Call]]) -> Iterator[Call]:

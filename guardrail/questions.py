@@ -85,7 +85,11 @@ _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 def _shown(observation: Observation) -> str:
     if observation.kind == "raises":
         return f"raises {observation.text}"
-    return f"returns {one_line(observation.text, 300)}"
+    shown = f"returns {one_line(observation.text, 300)}"
+    if observation.after:
+        states = ", ".join(one_line(text, 200) for text in observation.after)
+        shown += f", leaving its mutable arguments as {states}"
+    return shown
 
 
 def answer_test(probe: Probe, observation: Observation) -> str | None:
@@ -101,12 +105,45 @@ def answer_test(probe: Probe, observation: Observation) -> str | None:
         )
     if observation.kind != "value":
         return None
+    call, bindings = _named_call(probe)
     try:
         value = ast.literal_eval(observation.text)
-        faithful = key_of(value) == observation.key  # not capped, and reads back equal
+        after = [ast.literal_eval(text) for text in observation.after]
+        # Faithful: not capped, and reads back to the value (and states) the key names.
+        faithful = key_of((value, tuple(after)) if after else value) == observation.key
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
-    return f"assert {probe.call} == {observation.text}" if faithful else None
+    if not faithful or len(after) != len(bindings):
+        return None
+    if not bindings:
+        return f"assert {probe.call} == {observation.text}"
+    lines = [f"{name} = {text}" for name, text in bindings]
+    lines.append(f"assert {call} == {observation.text}")
+    lines += [
+        f"assert {name} == {text}"
+        for (name, _), text in zip(bindings, observation.after, strict=True)
+    ]
+    return "\n".join(lines)
+
+
+def _named_call(probe: Probe) -> tuple[str, list[tuple[str, str]]]:
+    """The probe's call with each mutable argument bound to a name first (``arg1``... by
+    position, ``<keyword>_arg`` by keyword), in the order the judge reports their states after
+    the call; and those ``(name, source text)`` bindings."""
+    bindings: list[tuple[str, str]] = []
+
+    def named(text: str, name: str) -> str:
+        if type(ast.literal_eval(text)) not in _MUTABLE:
+            return text
+        bindings.append((name, text))
+        return name
+
+    args = [named(text, f"arg{index}") for index, text in enumerate(probe.args, start=1)]
+    kwargs = [f"{key}={named(text, f'{key}_arg')}" for key, text in probe.kwargs]
+    return f"{probe.entry_point}({', '.join([*args, *kwargs])})", bindings
+
+
+_MUTABLE = (list, dict, set)  # the mutable types a literal can build
 
 
 def observations_of(verdict: Verdict, probes: Sequence[Probe]) -> list[Observation]:

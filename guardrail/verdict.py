@@ -85,6 +85,7 @@ class Reason(StrEnum):
 
 OBSERVED_LIMIT = 1_000
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_MAX_AFTER = 64
 
 
 class Observation(BaseModel):
@@ -102,6 +103,11 @@ class Observation(BaseModel):
     kind: Literal["value", "raises", "unjudged"]
     text: str = ""
     key: str = "unjudged"
+    after: tuple[str, ...] = Field(
+        default=(),
+        description="a value observation's mutable arguments after the call (their reprs, in"
+        " the probe's order): what the candidate changed in place; the key covers them",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Observation:
@@ -111,10 +117,14 @@ class Observation(BaseModel):
             object.__setattr__(self, "key", f"raises:{name}")
         elif self.kind == "value" and _SHA256.fullmatch(self.key):
             object.__setattr__(self, "text", clean(self.text, OBSERVED_LIMIT))
+            after = tuple(clean(text, OBSERVED_LIMIT) for text in self.after[:_MAX_AFTER])
+            object.__setattr__(self, "after", after)
+            return self
         else:
             object.__setattr__(self, "kind", "unjudged")
             object.__setattr__(self, "text", clean(self.text, OBSERVED_LIMIT))
             object.__setattr__(self, "key", "unjudged")
+        object.__setattr__(self, "after", ())
         return self
 
     @property

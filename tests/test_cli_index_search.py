@@ -156,7 +156,9 @@ def test_search_json_shape_for_unverifiable_results(
         "abstained",
         "results",
         "dropped",
+        "question",
     }
+    assert payload["question"] is None  # nothing verified: nothing to ask
     assert (payload["policy"], payload["fetch_k"], payload["k"]) == ("rerank", 5, 5)
     assert [r["rank"] for r in payload["results"]] == [1, 2]  # only two snippets exist
     top = payload["results"][0]

@@ -69,7 +69,7 @@ def test_an_aliased_candidates_doctests_call_its_own_name() -> None:
 
 
 def test_type_hints_give_inputs_when_the_tests_have_no_literal_call() -> None:
-    spec = Spec.from_tests(["xs = [3]\nassert pick(xs, 1) == 3"])
+    spec = Spec.from_tests(["xs = load()\nassert pick(xs, 1) == 3"], entry_point="pick")
     code = "def pick(xs: list[int], n: int, *, key: str | None = None) -> int:\n    return 0\n"
     probes = generate_probes(spec, [code], limit=12)
     assert {p.origin for p in probes} == {"type-hint"}
@@ -169,3 +169,43 @@ def test_a_rendered_question_is_plain_capped_text() -> None:
         and "b\\n2 (rank 1)" in text
     )
     assert "assert f('\\x1b[2J') == 2" in text
+
+
+def test_constant_expressions_names_and_loops_of_the_tests_are_seeds() -> None:
+    spec = Spec.build(
+        [
+            "assert bits(2**40 - 1) == 40",
+            "xs = list(range(4))\nassert page(xs, 2) == [2, 3]",
+            "for n, want in EXPECTED.items():\n    assert bits(n) == want",
+            "assert bits(10**10**9) == 0",  # too large to compute: not a seed
+            "assert bits(len(open('/etc/passwd').read())) == 0",  # code, not a constant
+        ],
+        "bits",
+        setup="EXPECTED = {0: 0, 7: 3, 8: 1, 9: 2}",
+    )
+    seeds = [p.call for p in generate_probes(spec, []) if p.origin == "test"]
+    assert seeds == ["bits(1099511627775)", "bits(0)", "bits(7)", "bits(8)"]  # 3 loop items
+
+
+def test_a_statement_sees_the_names_the_test_bound_before_it() -> None:
+    spec = Spec.from_tests(["xs = [3, -1]\ninsertion_sort(xs)\nassert xs == [-1, 3]"])
+    assert generate_probes(spec, [], limit=1)[0].call == "insertion_sort([3, -1])"
+
+
+def test_parameters_left_to_their_defaults_are_passed_edited() -> None:
+    spec = Spec.from_tests(["assert problems('abcdefgh') == []"])
+    code = "def problems(pw, min_length=8, *, sep: str = '-', extra=None):\n    return []\n"
+    calls = [p.call for p in generate_probes(spec, [code], limit=100)]
+    for expected in ("problems('abcdefgh', min_length=7)", "problems('abcdefgh', sep='')"):
+        assert expected in calls
+    assert not any("extra=" in call for call in calls)  # a None default without a hint
+
+
+def test_numbers_are_set_to_the_other_arguments_boundaries() -> None:
+    spec = Spec.from_tests(["assert clamp(5, 0, 10) == 5"])
+    calls = {p.call for p in generate_probes(spec, [], limit=200)}
+    assert {"clamp(10, 0, 10)", "clamp(11, 0, 10)", "clamp(5, 0, 6)", "clamp(5, 4, 10)"} <= calls
+    take = Spec.from_tests(["assert take([1, 2, 3], 1) == [1]"])
+    assert {"take([1, 2, 3], 3)", "take([1, 2, 3], 4)"} <= {
+        p.call for p in generate_probes(take, [], limit=200)
+    }

@@ -147,3 +147,22 @@ def test_the_async_gate_asks_the_same_question(gate: Gate) -> None:
     result = asyncio.run(gate.agate(_pool(), VISIBLE))
     assert result.question == sync.question is not None
     assert Gate(gate.sandbox, cache=False, ask=False).gate(_pool(), VISIBLE).question is None
+
+
+def test_what_a_candidate_changes_in_place_is_part_of_its_answer(gate: Gate) -> None:
+    rotate_right = "def rotate(xs):\n    xs.insert(0, xs.pop())\n"
+    rotate_left = "def rotate(xs):\n    xs.append(xs.pop(0))\n"
+    visible = Spec.from_tests(["xs = [1, 2]\nrotate(xs)\nassert xs == [2, 1]"])
+    candidates = [Candidate(code=rotate_right, id="right"), Candidate(code=rotate_left, id="left")]
+    result = gate.gate(candidates, visible)
+    assert [item.verdict.status for item in result.judged] == [Status.VERIFIED] * 2
+    question = result.question
+    assert question is not None
+    assert all(answer.observation.text == "None" for answer in question.answers)
+    assert {len(answer.observation.after) for answer in question.answers} == {1}
+    for answer in question.answers:  # e.g. arg1 = [0, 1] / assert rotate(arg1) == None / ...
+        assert answer.test is not None and "assert arg1 == " in answer.test
+        verdicts = gate.verify([rotate_right, rotate_left], Spec.from_tests([answer.test]))
+        verified = {cid for cid, v in zip(["right", "left"], verdicts, strict=True) if v.verified}
+        assert verified == set(answer.candidate_ids)
+    assert "leaving its mutable arguments as" in question.render()

@@ -1,7 +1,9 @@
 """``guardrail eval``: how often would an agent act on buggy code, with and without the gate?
 
 Mounted by the core CLI as ``guardrail eval``. With no arguments it runs the main job: the
-built-in pool, dense retrieval with the offline MiniLM, and the Docker gate seeing all tests.
+built-in pool, dense retrieval with the offline MiniLM, and per system the arms of
+`guardrail_eval.arms`: ungated, structural, the upper bound (all tests), one random visible test
+(5 seeded draws) and that gate asking up to 1..3 questions.
 ``guardrail eval build-pool`` (re)builds the built-in or the HumanEval pool.
 
 Before any metric, every query's canonicals and paired distractors run against its full suite
@@ -21,7 +23,7 @@ contradiction), and the error line names the first few.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -52,13 +54,17 @@ from guardrail.cli.options import (
 )
 from guardrail.gate import Policy
 from guardrail.safetext import cell, clean, one_line
+from guardrail_eval.asking import DEFAULT_QUESTIONS
 from guardrail_eval.errors import IncompleteError
 from guardrail_eval.selection import BUILTIN, HUMANEVAL, SystemChoice
+from guardrail_eval.visible import DEFAULT_DRAWS
 
 if TYPE_CHECKING:
     from guardrail_eval.build import BuildReport
-    from guardrail_eval.runner import EvalProgress
+    from guardrail_eval.pool import Pool
+    from guardrail_eval.runner import EvalProgress, EvalSettings
     from guardrail_eval.summary import Interval, Summary
+    from guardrail_eval.systems import RetrievalSystem
 
 EXIT_INCOMPLETE = 4
 
@@ -98,10 +104,32 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
         list[str] | None,
         typer.Option(
             "--visible-tests",
-            help="What the gate may see: 'all' tests, or the first N (the hidden rest still"
-            " decide what counts as correct). Repeatable: one gated run each. Default: all.",
+            help="N random tests per query the gate may see (the hidden rest still decide what"
+            " counts as correct): one visible<N> arm each. Repeatable. Default: 1. The gate"
+            " with all tests (the upper bound) always runs.",
         ),
     ] = None,
+    draws: Annotated[
+        int,
+        typer.Option(min=1, help="Seeded random draws of the visible tests per visible arm."),
+    ] = DEFAULT_DRAWS,
+    questions: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=10,
+            help="Ask arms visible<N>+ask<q> for q = 1..Q: the gate may ask up to q questions,"
+            " each answered by the pool's canonical (an oracle). 0: no ask arms.",
+        ),
+    ] = DEFAULT_QUESTIONS,
+    sweep: Annotated[
+        bool,
+        typer.Option(
+            "--sweep",
+            help="Also gate with n = 1, 2, ... up to the longest suite's random visible tests"
+            " and plot exec@1 and acted on buggy against n.",
+        ),
+    ] = False,
     fetch_k: Annotated[
         int, typer.Option("--fetch-k", help="How many top snippets the gate verifies.")
     ] = 10,
@@ -115,7 +143,7 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Write DIR/results/<system>[+gate].json, DIR/summary.json, DIR/report.md and"
+            help="Write DIR/results/<arm>.json, DIR/summary.json, DIR/report.md and"
             " DIR/report.html. DIR must be new or empty (see --force)."
         ),
     ] = None,
@@ -140,7 +168,10 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
     no_cache: NoCacheOption = False,
     seed: Annotated[
         int,
-        typer.Option(min=0, help="Seed of the HumanEval pool's mutations and of BM25 tie-breaks."),
+        typer.Option(
+            min=0,
+            help="Seed of the HumanEval pool's mutations, of tie-breaks and of visible-test draws.",
+        ),
     ] = 0,
     index_dir: Annotated[
         Path | None,
@@ -151,54 +182,101 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
 ) -> None:
     """Replay retrieval over a pool with known ground truth, ungated and gated, and report.
 
-    Prints the headline (how often the agent acted on buggy code, ungated -> gated) and a table
-    of metrics with 95% bootstrap intervals.
+    Prints the headline per system (acted on correct / buggy / got nothing: ungated -> visible
+    tests -> with questions -> upper bound) and a table per system with 95% bootstrap intervals.
     """
     if ctx.invoked_subcommand is not None:
         return
     # The eval's modules import numpy, scipy and bm25s: only when the eval really runs, so that
     # every other `guardrail` command starts fast.
-    from guardrail_eval.outputs import check_out_folder
-    from guardrail_eval.report import write_outputs
-    from guardrail_eval.runner import EvalSettings, check_sandbox, parse_visible_tests, run_eval
-    from guardrail_eval.selection import build_systems, default_index_dir, open_pool
-    from guardrail_eval.summary import summarize
-    from guardrail_eval.validation import validate_pool
+    from guardrail_eval.runner import EvalSettings, parse_visible_tests
+    from guardrail_eval.selection import build_systems, default_index_dir
 
-    with _reporting_errors():
+    with reporting_eval_errors():
         settings = EvalSettings(
             fetch_k=fetch_k,
             policy=policy,
-            visible_tests=tuple(parse_visible_tests(v) for v in visible_tests or ["all"]),
+            visible_tests=tuple(parse_visible_tests(v) for v in visible_tests or ["1"]),
+            draws=draws,
+            questions=questions,
+            sweep=sweep,
+            seed=seed,
         )
-        if out is not None:
-            check_out_folder(out, force=force)  # before anything runs; again when writing
         choices = system if system is not None else ([] if replay else [SystemChoice.DENSE])
-        with (
-            build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
-            removing_containers_on_signals(gate.sandbox),
-            _progress() as on_progress,
-        ):
-            check_sandbox(gate.sandbox)  # a missing engine or image: exit 3 in a second
-            chosen = open_pool(
-                pool,
-                gate,
-                seed=seed,
-                on_task=lambda done, total: on_progress("building the pool", done, total),
-            )
-            systems = build_systems(
+
+        def systems(chosen: Pool) -> list[RetrievalSystem]:
+            return build_systems(
                 chosen, choices, replay or [], seed=seed, index_dir=index_dir or default_index_dir()
             )
-            validation = validate_pool(
-                chosen,
-                gate,
-                on_progress=lambda done, total: on_progress("checking labels", done, total),
-            )
-            chosen, checked = validation.settle(relabel=relabel)
-            run = run_eval(chosen, systems, gate, settings, on_progress=on_progress)
-        summary = summarize(run, validation=checked)
-        if out is not None:
-            write_outputs(run, summary, out, force=force)
+
+        run_and_report(
+            pool,
+            systems,
+            settings,
+            out,
+            image=image,
+            timeout=timeout,
+            runtime=runtime,
+            no_cache=no_cache,
+            seed=seed,
+            force=force,
+            relabel=relabel,
+        )
+
+
+def run_and_report(
+    pool: str,
+    systems: Callable[[Pool], list[RetrievalSystem]],
+    settings: EvalSettings,
+    out: Path | None,
+    *,
+    image: str | None,
+    timeout: float,
+    runtime: str | None,
+    no_cache: bool,
+    seed: int,
+    force: bool = False,
+    relabel: bool = False,
+) -> None:
+    """The eval once its options are parsed: open the pool, check its labels, run, summarize,
+    write, print.
+
+    Shared by ``guardrail eval`` and ``guardrail audit retriever`` (which brings its own system).
+    The sandbox is checked before the pool is opened and before ``systems(pool)`` builds
+    anything; ``--out`` is written only when the run finished. Exits 4 when sandbox faults were
+    left. Call it inside `reporting_eval_errors`.
+    """
+    from guardrail_eval.outputs import check_out_folder
+    from guardrail_eval.report import write_outputs
+    from guardrail_eval.runner import check_sandbox, run_eval
+    from guardrail_eval.selection import open_pool
+    from guardrail_eval.summary import summarize
+    from guardrail_eval.validation import validate_pool
+
+    if out is not None:
+        check_out_folder(out, force=force)  # before anything runs; again when writing
+    with (
+        build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
+        removing_containers_on_signals(gate.sandbox),
+        _progress() as on_progress,
+    ):
+        check_sandbox(gate.sandbox)  # a missing engine or image: exit 3 in a second
+        chosen = open_pool(
+            pool,
+            gate,
+            seed=seed,
+            on_task=lambda done, total: on_progress("building the pool", done, total),
+        )
+        validation = validate_pool(
+            chosen,
+            gate,
+            on_progress=lambda done, total: on_progress("checking labels", done, total),
+        )
+        chosen, checked = validation.settle(relabel=relabel)
+        run = run_eval(chosen, systems(chosen), gate, settings, on_progress=on_progress)
+    summary = summarize(run, validation=checked)
+    if out is not None:
+        write_outputs(run, summary, out, force=force)
     _print_summary(summary, out)
     if summary.faults.incomplete:
         where = " (listed in summary.json and report.md)" if out is not None else ""
@@ -234,7 +312,7 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
     """
     from guardrail_eval.build import describe_faults
 
-    with _reporting_errors():
+    with reporting_eval_errors():
         if which not in {BUILTIN, HUMANEVAL}:
             fail(f"unknown pool {which!r}; expected {BUILTIN} or {HUMANEVAL}")
         with (
@@ -281,7 +359,7 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
 
 
 @contextmanager
-def _reporting_errors() -> Iterator[None]:
+def reporting_eval_errors() -> Iterator[None]:
     """`reporting_errors`, with `IncompleteError` mapped to its own exit code (4)."""
     with reporting_errors():
         try:
@@ -319,39 +397,48 @@ def _print_summary(summary: Summary, out: Path | None) -> None:
         console.print(Text(clean(summary.validation.describe()), "yellow"), highlight=False)
     for headline in summary.headlines:
         console.print(Text(clean(headline.text), "bold"), highlight=False, soft_wrap=True)
-    # Pool and arm names come from folder and file names: cells are plain text, never markup.
-    table = Table(
-        title=Text(
-            f"pool {one_line(summary.pool.name)}: {summary.pool.n_queries} queries,"
-            f" {summary.pool.n_corpus} snippets"
-        ),
-        caption=escape("[95% bootstrap interval]; p: McNemar exact p, acted on buggy, vs ungated"),
-        box=box.SIMPLE_HEAD,
-    )
-    table.add_column("run", no_wrap=True)
-    for header in ["exec@1", "acted on buggy", "got nothing", "p", "gate ms p50/p95"]:
-        table.add_column(header, justify="right", overflow="fold")
-    for arm in summary.arms:
-        comparison, cost = arm.vs_ungated, arm.gate_cost
-        table.add_row(
-            cell(arm.name),
-            _cell(arm.metrics["exec@1"], arm.intervals["exec@1"]),
-            _cell(arm.agent.buggy, arm.intervals["agent_buggy"], percent=True),
-            f"{arm.agent.nothing:.1%}",
-            f"{comparison.mcnemar_acted_on_buggy.p_value:.2g}" if comparison else "-",
-            f"{cost.latency_p50_ms:.0f}/{cost.latency_p95_ms:.0f}" if cost else "-",
-        )
-    console.print(table)
+    for table in summary_tables(summary):
+        console.print(table)
     if out is not None:
         written = "results/, summary.json, report.md, report.html"
         console.print(Text(f"Wrote {written} to {one_line(str(out))}"), highlight=False)
 
 
-def _cell(value: float, interval: Interval, *, percent: bool = False) -> str:
-    """The value over its interval, on two lines so the table stays narrow."""
-    if percent:
-        return f"{value:.1%}\n[{interval.low:.1%}, {interval.high:.1%}]"
-    return f"{value:.3f}\n[{interval.low:.3f}, {interval.high:.3f}]"
+def summary_tables(summary: Summary) -> list[Table]:
+    """One table per system; fits 80 columns, and a number is never wrapped or folded.
+
+    Every column is ``no_wrap``: when a terminal is too narrow, a cell is cut with an ellipsis
+    rather than folded onto the next line, where a p95 of 5,176 ms would read as 517.
+    """
+    tables = []
+    for system in dict.fromkeys(arm.system for arm in summary.arms):
+        table = Table(
+            title=Text(
+                f"{one_line(system)} on {one_line(summary.pool.name)}:"
+                f" {summary.pool.n_queries} queries, {summary.pool.n_corpus} snippets"
+            ),
+            caption=escape("[95% bootstrap interval]; visible arms: means over draws"),
+            box=box.SIMPLE_HEAD,
+        )
+        table.add_column("arm", no_wrap=True, max_width=24)
+        for header in ["acted on\ncorrect", "acted on\nbuggy", "got\nnothing", "gate ms\np50/p95"]:
+            table.add_column(header, justify="right", no_wrap=True)
+        for arm in (arm for arm in summary.arms if arm.system == system):
+            cost = arm.gate_cost
+            table.add_row(
+                cell(arm.name.removeprefix(system) or "ungated"),
+                _cell(arm.intervals["agent_correct"]),
+                _cell(arm.intervals["agent_buggy"]),
+                _cell(arm.intervals["agent_nothing"]),
+                f"{cost.latency_p50_ms:.0f}/{cost.latency_p95_ms:.0f}" if cost else "-",
+            )
+        tables.append(table)
+    return tables
+
+
+def _cell(interval: Interval) -> str:
+    """A share over its interval, on two lines so the table stays narrow."""
+    return f"{interval.estimate:.1%}\n[{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
 
 
 def _mutation_table(report: BuildReport) -> Table:

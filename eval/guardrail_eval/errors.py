@@ -11,8 +11,10 @@ Every eval error is an `EvalError`; the ones caused by bad input are also a
     │   ├── EvalSettingError     (also EvalError) an eval setting that cannot be used
     │   ├── LabelError           (also EvalError) pool labels that execution contradicts: a
     │   │                        canonical failing its tests, a distractor passing them all
-    │   └── OutFolderError       (also EvalError) an --out folder that holds an earlier run's
-    │                            outputs (without --force) or files the eval did not write
+    │   ├── OutFolderError       (also EvalError) an --out folder that holds an earlier run's
+    │   │                        outputs (without --force) or files the eval did not write
+    │   └── RetrieverError       (also EvalError) a user's retriever (``--retriever
+    │                            module:factory``) that cannot be loaded, built or used
     └── EvalError                every error raised by guardrail-eval
         ├── OutputError          an output file (pool, results, report) cannot be written
         └── IncompleteError      sandbox faults were left after the retries (CLI exit code 4)
@@ -40,6 +42,7 @@ __all__ = [
     "OutputError",
     "PoolFormatError",
     "ResultsFormatError",
+    "RetrieverError",
     "describe_validation_error",
     "format_location",
 ]
@@ -68,6 +71,18 @@ class LabelError(EvalError, InputError):
 
 class OutFolderError(EvalError, InputError):
     """An ``--out`` folder that may not take this run's outputs (`guardrail_eval.outputs`)."""
+
+
+class RetrieverError(EvalError, InputError):
+    """A user's retriever that cannot be evaluated (`guardrail_eval.custom`).
+
+    A ``module:factory`` spec that does not parse, a module that does not import, a missing or
+    uncallable factory, a factory that raises or returns no retriever of its framework, a
+    retriever that raises, or a result that names no snippet of the pool. The message names the
+    factory (and the query, for a retrieval).
+    """
+
+    hint = "see `guardrail audit retriever --help` for the factory contract"
 
 
 class OutputError(EvalError):

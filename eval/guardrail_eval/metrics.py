@@ -2,8 +2,8 @@
 
 The input is small and typed: per query, the ranked items handed over (`RankedQuery` of
 `RankedItem`, rank 1 first; an empty ranking means the gate abstained and nothing was handed
-over). Everything is computed from unrounded values; `round_metrics` produces the release's
-4-decimal figures.
+over). Everything is computed from unrounded values; `round_metrics` rounds them to
+4-decimal figures (`release_rounded` the release's own, whose gaps differ).
 
 Definitions (k in 1, 3, 5, 10; unweighted means over queries):
 
@@ -46,6 +46,7 @@ __all__ = [
     "metric_keys",
     "per_query_vectors",
     "rank1_miss_composition",
+    "release_rounded",
     "round_metrics",
 ]
 
@@ -215,14 +216,23 @@ def compute_metrics(
 
 
 def round_metrics(metrics: Mapping[str, float], digits: int = 4) -> dict[str, float]:
-    """The release's reported figures: each metric rounded, each gap taken from rounded parts.
+    """Every metric rounded on its own, the gaps too (from their unrounded values).
+
+    So a figure has one value wherever it is written: ``exec_ndcg_gap@k`` in a results file, in
+    ``summary.json``'s metrics and as its interval's estimate all round the same unrounded
+    number. The release rounds its gaps differently (`release_rounded`).
+    """
+    return {key: round(value, digits) for key, value in metrics.items()}
+
+
+def release_rounded(metrics: Mapping[str, float], digits: int = 4) -> dict[str, float]:
+    """The release's printed figures: each gap as the difference of the two rounded parts.
 
     The release reports ``exec_ndcg_gap@k`` as the difference of the two rounded figures it
     prints (its gemini-embedding-2 row: exec@3 0.8232 - ndcg@3 0.6142 = 0.209, whereas the
-    unrounded difference 0.20906 would round to 0.2091), so a gap whose parts are present is
-    recomputed from them here.
+    unrounded difference 0.20906 rounds to 0.2091). Use it only to compare with release files.
     """
-    rounded = {key: round(value, digits) for key, value in metrics.items()}
+    rounded = round_metrics(metrics, digits)
     for key in metrics:
         name, _, k = key.partition("@")
         exec_key, ndcg_key = f"exec@{k}", f"ndcg@{k}"

@@ -4,10 +4,13 @@
 (`guardrail_eval.outputs.replace_outputs`), so a failure leaves no half-written output behind,
 and an earlier run's outputs are replaced only with ``force`` (none of them is left behind):
 
-- ``results/<arm>.json`` per arm, in the release's results shape with the metrics filled, each
-  item extended with ``retrieval_rank`` and its ``verdict`` (the gate's, against the visible
-  tests, in gated files; the full suite's in ungated ones); gated files also carry, per query, a
-  ``gate`` object (abstained, latency, sandbox runs, cache hits, dropped items);
+- ``results/<arm>.json`` per arm (`guardrail_eval.arms` names them), in the release's results
+  shape with the metrics filled, each item extended with ``retrieval_rank`` and its ``verdict``
+  (the gate's, against the visible tests, in gated files; the full suite's otherwise); gated
+  files also carry, per query, a ``gate`` object (abstained, latency, sandbox runs, cache hits,
+  dropped items). An arm with several draws holds one ``per_query`` entry per (draw, query),
+  draw-major, each with its ``draw`` and the indices of its ``visible_tests``; its ``metrics``,
+  the mean over all entries, are the mean over draws, as in ``summary.json``;
 - ``summary.json``: the `Summary`;
 - ``report.md`` and ``report.html`` (self-contained: plots are inline base64 PNGs, no external
   reference of any kind), both rendered from one list of blocks.
@@ -23,28 +26,19 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from guardrail.safetext import dumps_json, html, markdown, one_line
-from guardrail.verdict import Verdict
-from guardrail_eval.metrics import compute_metrics, metric_keys, round_metrics
+from guardrail_eval.metrics import metric_keys
 from guardrail_eval.outputs import replace_outputs
-from guardrail_eval.pool import Pool, Query
-from guardrail_eval.results import QueryResult, ResultsFile, TopResult
-from guardrail_eval.runner import (
-    Arm,
-    EvalRun,
-    EvalSettings,
-    JudgedItem,
-    QueryOutcome,
-    visible_label,
-)
+from guardrail_eval.rankings import results_file
+from guardrail_eval.results import ResultsFile
+from guardrail_eval.runner import EvalRun
+from guardrail_eval.structural import STRUCTURAL_CAPTION
 from guardrail_eval.summary import ArmSummary, Interval, Summary, results_file_name
 
 __all__ = [
     "render_html",
     "render_markdown",
-    "results_file",
     "write_outputs",
 ]
 
@@ -52,8 +46,8 @@ SUMMARY_FILE = "summary.json"
 MARKDOWN_FILE = "report.md"
 HTML_FILE = "report.html"
 AGENT_ROWS = {
+    "agent_correct": "acted on correct code",
     "agent_buggy": "acted on buggy code",
-    "agent_correct": "got correct code",
     "agent_nothing": "got nothing",
 }
 
@@ -82,83 +76,6 @@ def write_outputs(
 
 def _json(model: ResultsFile | Summary) -> str:
     return dumps_json(model.model_dump(mode="json")) + "\n"
-
-
-def results_file(arm: Arm, pool: Pool, settings: EvalSettings) -> ResultsFile:
-    """One arm in the release's ``results/<model>.json`` shape, extended with verdicts."""
-    ks = list(settings.ks)
-    extra: dict[str, Any] = {"system": arm.system, "pool": pool.name}
-    if arm.gated:
-        extra["gate"] = {
-            "policy": settings.policy.value,
-            "fetch_k": settings.fetch_k,
-            "visible_tests": visible_label(arm.visible),
-        }
-    return ResultsFile(
-        model=arm.name,
-        n_queries=len(arm.outcomes),
-        n_corpus=len(pool.corpus),
-        ks=ks,
-        metrics=round_metrics(compute_metrics(arm.ranked_queries(pool), ks)),
-        per_query=[_query_result(pool, outcome, gated=arm.gated) for outcome in arm.outcomes],
-        **extra,
-    )
-
-
-def _query_result(pool: Pool, outcome: QueryOutcome, *, gated: bool) -> QueryResult:
-    query = outcome.query
-    extra: dict[str, Any] = {}
-    if gated and outcome.cost is not None:
-        extra["gate"] = {
-            "abstained": not outcome.items,
-            "latency_s": round(outcome.cost.latency_s, 6),
-            "sandbox_runs": outcome.cost.sandbox_runs,
-            "cache_hits": outcome.cost.cache_hits,
-            "dropped": [_item_row(pool, item, query) for item in outcome.dropped],
-        }
-    return QueryResult(
-        query_id=query.query_id,
-        query=query.query,
-        correct_corpus_ids=list(query.correct_corpus_ids),
-        top_results=[
-            TopResult(rank=rank, **_item_row(pool, item, query))
-            for rank, item in enumerate(outcome.items, start=1)
-        ],
-        **extra,
-    )
-
-
-def _test_results(truth: Verdict, query: Query) -> list[str]:
-    """The per-test words of the ground-truth run; a candidate refused before anything ran (it
-    defines nothing the tests call, say) errs on every test, as calling the name would in-process,
-    so the row never reads as an empty, vacuously passing suite."""
-    if truth.tests:
-        return truth.outcomes
-    return [f"ERROR:{truth.reason.value}"] * len(query.test_suite)
-
-
-def _item_row(pool: Pool, item: JudgedItem, query: Query) -> dict[str, Any]:
-    """A ranked item as a results-file row (without its ``rank``), with its verdict."""
-    entry = pool.corpus[item.corpus_id]
-    verdict = item.gate_verdict or item.truth
-    return {
-        "corpus_id": item.corpus_id,
-        "label": entry.label,
-        "bug_type": entry.bug_type or "",
-        "similarity": round(item.score, 6),
-        "passes_all_tests": item.passes_all_tests,
-        "test_results": _test_results(item.truth, query),
-        "retrieval_rank": item.retrieval_rank,
-        "verdict": {
-            "status": verdict.status.value,
-            "reason": verdict.reason.value,
-            "message": verdict.message,
-            "alias": verdict.alias,
-            "duration_s": round(verdict.duration_s, 6),
-            "cached": verdict.cached,
-            "failed_tests": verdict.failed_tests,
-        },
-    }
 
 
 # --- the report as blocks, rendered to Markdown and HTML --------------------------------------
@@ -237,7 +154,10 @@ def render_html(summary: Summary) -> str:
                 + "</tr>"
                 for row in block.rows
             )
-            body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+            body.append(
+                f'<div class="wide"><table><thead><tr>{head}</tr></thead>'
+                f"<tbody>{rows}</tbody></table></div>"
+            )
         else:
             data = base64.b64encode(block.png).decode("ascii")
             alt = html(one_line(block.title))
@@ -254,12 +174,17 @@ def render_html(summary: Summary) -> str:
     )
 
 
+# Nothing runs off the page: a table wider than the page scrolls inside its own box (never the
+# page), and a long unbroken word (an arm or bug-type name from a pool) wraps wherever needed.
 _CSS = (
     "body{font-family:system-ui,sans-serif;max-width:72em;margin:2em auto;padding:0 1em;"
-    "color:#222}table{border-collapse:collapse;margin:1em 0;font-size:.9em}"
-    "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}"
+    "color:#222;overflow-wrap:anywhere}"
+    ".wide{max-width:100%;overflow-x:auto}"
+    "table{border-collapse:collapse;margin:1em 0;font-size:.9em}"
+    "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;overflow-wrap:anywhere}"
     "th:first-child,td:first-child{text-align:left}th{background:#f3f3f3}"
-    "figure{margin:1em 0}img{max-width:100%}figcaption{color:#666;font-size:.85em}"
+    "figure{margin:1em 0;max-width:100%}img{max-width:100%;height:auto}"
+    "figcaption{color:#666;font-size:.85em}"
 )
 
 
@@ -270,59 +195,99 @@ def _document(summary: Summary, *, figures: bool) -> list[_Block]:
     faults = summary.faults
     if faults.incomplete:
         blocks.append(_Paragraph(f"Results incomplete: {faults.describe()}.", strong=True))
+    visible = ", ".join(str(n) for n in settings.visible_tests)
     blocks.append(
         _Paragraph(
             f"Pool {pool.name} ({pool.source or 'built in code'}): {pool.n_queries} queries,"
             f" {pool.n_corpus} snippets. The gate verifies each system's top {settings.fetch_k}"
-            f" with policy {settings.policy}; visible tests: {', '.join(settings.visible_tests)}."
+            f" with policy {settings.policy}. Visible tests: {visible} drawn at random per query,"
+            f" {settings.draws} seeded draws (seed {settings.seed}); a visible arm's figures are"
+            " means over its draws."
         )
     )
+    blocks += [_Paragraph(text) for text in ARM_CAPTIONS]
     if figures:
-        from guardrail_eval.plots import exec_at_k_plot, gate_latency_plot, miss_sources_plot
+        from guardrail_eval.plots import (
+            agent_outcomes_plot,
+            exec_at_k_plot,
+            gate_latency_plot,
+            miss_sources_plot,
+            sweep_plot,
+        )
 
         blocks += [
-            _Image("exec@k, ungated vs gated", exec_at_k_plot(summary)),
+            _Image("What the agent acted on, per arm", agent_outcomes_plot(summary)),
+            _Image("exec@k per arm (95% intervals)", exec_at_k_plot(summary)),
             _Image("Rank-1 misses by bug type", miss_sources_plot(summary)),
-            _Image("Gate latency per query", gate_latency_plot(summary)),
+            _Image("Gate latency per query (cache hits labelled)", gate_latency_plot(summary)),
         ]
+        if summary.sweep:
+            blocks.append(_Image("exec@1 and acted on buggy vs visible tests", sweep_plot(summary)))
     else:
         blocks.append(_Paragraph("Plots: see report.html."))
     for system in dict.fromkeys(arm.system for arm in summary.arms):
         blocks += _system_blocks(summary, [arm for arm in summary.arms if arm.system == system])
+    if summary.sweep:
+        blocks += _sweep_blocks(summary)
     blocks += _method_blocks(summary)
     return blocks
 
 
+ARM_CAPTIONS = (
+    "ungated: the retriever's own ranking; the agent acts on its rank 1.",
+    STRUCTURAL_CAPTION,
+    "upper bound: the gate seeing every test. Its verdicts are the ground truth, so its exec@1"
+    " equals the ungated exec@k at k = fetch_k by construction: a ceiling, not a result.",
+    "visibleN: the gate seeing N tests drawn at random per query (the hidden rest still decide"
+    " what counts as correct): the honest measure of a gate when tests are thin.",
+    "visibleN+askQ: the same gate allowed up to Q questions; each is answered by an oracle (the"
+    " pool's canonical run on the question's input) and the answer joins the tests."
+    " Silent buggy: acted on buggy code although the last round raised no question.",
+)
+
+
 def _system_blocks(summary: Summary, arms: list[ArmSummary]) -> list[_Block]:
-    ungated, gated = arms[0], arms[1:]
-    headers = ["metric", *(arm.name for arm in arms), *(f"Δ {arm.name}" for arm in gated)]
+    ungated, others = arms[0], arms[1:]
     rows = []
-    for key in [*metric_keys(summary.settings.ks), *AGENT_ROWS]:
-        row = [AGENT_ROWS.get(key, key)]
-        row += [_with_interval(arm.intervals[key]) for arm in arms]
-        row += [
-            _with_interval(arm.vs_ungated.difference[key], signed=True)
-            for arm in gated
-            if arm.vs_ungated is not None
-        ]
-        rows.append(row)
+    for key in [*AGENT_ROWS, *metric_keys(summary.settings.ks)]:
+        cells = [_with_interval(arm.intervals[key]) for arm in arms]
+        rows.append([AGENT_ROWS.get(key, key), *cells])
+        if key == "agent_nothing":
+            rows += _asking_rows(arms)
     blocks: list[_Block] = [
         _Heading(2, ungated.system),
-        _Paragraph(f"{ungated.n_queries} queries. Means with 95% bootstrap intervals."),
-        _Table(headers, rows),
+        _Paragraph(
+            f"{ungated.n_queries} queries. Means (over draws where an arm has several) with 95%"
+            " bootstrap intervals over queries."
+        ),
+        _Table(["metric", *(arm.name for arm in arms)], rows),
     ]
-    for arm in gated:
+    diff_rows = []
+    for arm in others:
         if arm.vs_ungated is None:
             continue
+        diff = arm.vs_ungated.difference
         tests = [arm.vs_ungated.mcnemar_exec_at_1, arm.vs_ungated.mcnemar_acted_on_buggy]
+        diff_rows.append(
+            [
+                arm.name,
+                _with_interval(diff["agent_correct"], signed=True),
+                _with_interval(diff["agent_buggy"], signed=True),
+                *(_NO_TEST[arm.kind] if test is None else f"{test.p_value:.4g}" for test in tests),
+            ]
+        )
+    headers = ["arm", "Δ acted on correct", "Δ acted on buggy", "McNemar p, exec@1"]
+    blocks.append(_Table([*headers, "McNemar p, acted on buggy"], diff_rows))
+    spread = [arm for arm in arms if arm.draw_means is not None]
+    if spread:
         blocks.append(
-            _Paragraph(
-                f"McNemar exact, {ungated.name} vs {arm.name}: "
-                + "; ".join(
-                    f"{test.outcome}: ungated only {test.ungated_only}, gated only"
-                    f" {test.gated_only}, p = {test.p_value:.4g}"
-                    for test in tests
-                )
+            _Table(
+                ["arm", "exec@1 per draw", "acted on buggy per draw"],
+                [
+                    [arm.name, _numbers(means["exec@1"]), _numbers(means["agent_buggy"])]
+                    for arm in spread
+                    if (means := arm.draw_means) is not None
+                ],
             )
         )
     blocks.append(
@@ -339,17 +304,7 @@ def _system_blocks(summary: Summary, arms: list[ArmSummary]) -> list[_Block]:
             ],
         )
     )
-    below = ungated.canonical_below
-    if below is not None and below.share is not None and below.interval is not None:
-        blocks.append(
-            _Paragraph(
-                f"Canonical scored below one of its paired distractors: {below.share:.1%}"
-                f" ({below.n_below} of {below.n_scored} queries;"
-                f" 95% interval {below.interval.low:.1%} to {below.interval.high:.1%})."
-            )
-        )
-    else:
-        blocks.append(_Paragraph("Canonical below a distractor: not known (no scores)."))
+    blocks += _score_blocks(ungated)
     cost_rows = [
         [
             arm.name,
@@ -357,16 +312,87 @@ def _system_blocks(summary: Summary, arms: list[ArmSummary]) -> list[_Block]:
             f"{cost.latency_p95_ms:.1f}",
             f"{cost.latency_mean_ms:.1f}",
             str(cost.sandbox_runs),
-            str(cost.cache_hits),
+            f"{cost.cache_hits} of {cost.verdicts}",
             str(cost.abstained),
             str(cost.queries_with_hidden_tests),
         ]
-        for arm in gated
+        for arm in others
         if (cost := arm.gate_cost) is not None
     ]
-    headers = ["arm", "p50 ms", "p95 ms", "mean ms", "sandbox runs", "cache hits"]
-    blocks.append(_Table([*headers, "nothing handed over", "queries with hidden tests"], cost_rows))
+    headers = ["arm (gate calls: queries x draws)", "p50 ms", "p95 ms", "mean ms", "sandbox runs"]
+    blocks.append(
+        _Table(
+            [*headers, "cache hits", "nothing handed over", "calls with hidden tests"], cost_rows
+        )
+    )
     return blocks
+
+
+_NO_TEST = {
+    "upper-bound": "none (a ceiling)",
+    "visible": "none (mean of draws)",
+    "ask": "none (mean of draws)",
+}
+
+
+def _asking_rows(arms: list[ArmSummary]) -> list[list[str]]:
+    """Silent buggy and questions asked, for the arms whose gate asked ("-" for the rest)."""
+    if all(arm.asking is None for arm in arms):
+        return []
+    return [
+        [
+            "silent buggy (no question raised)",
+            *(_with_interval(a.asking.silent_buggy) if a.asking else "-" for a in arms),
+        ],
+        [
+            "questions asked per query",
+            *(f"{a.asking.questions_mean:.2f}" if a.asking else "-" for a in arms),
+        ],
+    ]
+
+
+def _score_blocks(ungated: ArmSummary) -> list[_Block]:
+    """Canonical-below-a-distractor and the ties of the retriever's scores."""
+    below, ties = ungated.canonical_below, ungated.ties
+    if below is None or below.share is None or below.interval is None:
+        return [_Paragraph("Canonical below a distractor, ties: not known (no scores).")]
+    blocks: list[_Block] = [
+        _Paragraph(
+            f"Canonical scored below one of its paired distractors: {below.share:.1%}"
+            f" ({below.n_below} of {below.n_scored} queries;"
+            f" 95% interval {below.interval.low:.1%} to {below.interval.high:.1%})."
+        )
+    ]
+    if ties is not None:
+        blocks.append(
+            _Paragraph(
+                f"Ties ({ties.rule}): rank 1 tied with rank 2 in {ties.rank1_tied} of"
+                f" {ungated.n_queries} queries; a canonical tied with one of its distractors in"
+                f" {ties.canonical_tied} of {ties.n_scored}."
+            )
+        )
+    return blocks
+
+
+def _sweep_blocks(summary: Summary) -> list[_Block]:
+    rows = [
+        [
+            arm.name,
+            arm.visible_tests or "-",
+            _with_interval(arm.intervals["exec@1"]),
+            _with_interval(arm.intervals["agent_buggy"]),
+            _with_interval(arm.intervals["agent_nothing"]),
+        ]
+        for arm in summary.sweep
+    ]
+    return [
+        _Heading(2, "Sweep: 1..N visible tests"),
+        _Paragraph(
+            "Each row gates with n random tests per query and draw (a query with fewer tests"
+            " shows them all)."
+        ),
+        _Table(["arm", "visible", "exec@1", "acted on buggy", "got nothing"], rows),
+    ]
 
 
 def _method_blocks(summary: Summary) -> list[_Block]:
@@ -409,6 +435,10 @@ def _with_interval(interval: Interval, *, signed: bool = False) -> str:
         number.format(interval.estimate)
         + f" [{number.format(interval.low)}, {number.format(interval.high)}]"
     )
+
+
+def _numbers(values: list[float]) -> str:
+    return ", ".join(f"{value:.3f}" for value in values)
 
 
 def _share(value: float | None) -> str:

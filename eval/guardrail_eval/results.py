@@ -130,8 +130,9 @@ class ResultsFile(BaseModel):
 def recompute_metrics(results: ResultsFile, *, rounded: bool = False) -> dict[str, float]:
     """The file's metrics recomputed from its rankings (at its ``ks``), unrounded by default.
 
-    With ``rounded=True`` they are rounded like the release (`round_metrics`), so they can be
-    compared with the stored ``metrics`` key by key.
+    With ``rounded=True`` they are rounded as ``guardrail eval`` writes them (`round_metrics`),
+    so they can be compared with its stored ``metrics`` key by key; a release file rounds its
+    gaps from rounded parts (`guardrail_eval.metrics.release_rounded` of the unrounded ones).
     """
     metrics = compute_metrics(results.ranked_queries(), results.ks)
     return round_metrics(metrics) if rounded else metrics

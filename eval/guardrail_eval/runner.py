@@ -2,11 +2,15 @@
 
 For every retrieval system and query (`run_eval`):
 
-1. retrieve the top ``max(fetch_k, max(ks))`` snippets (the ungated arm hands over the top
-   ``max(ks)`` as they are);
-2. gate the top ``fetch_k`` once per visible-test setting: the Gate verifies them against the
-   first N tests (or all) and its policy orders what it hands over; the call is timed, and its
-   sandbox runs and cache hits are counted (the gate cost an agent would pay);
+1. retrieve the top ``max(fetch_k, max(ks))`` snippets, ties ordered fairly
+   (`guardrail_eval.ties`); the ungated arm hands over the top ``max(ks)`` as they are, the
+   structural arm reorders the top ``fetch_k`` without running anything
+   (`guardrail_eval.structural`);
+2. gate the top ``fetch_k``: once with every test (the upper bound), and per visible-test
+   setting N once per draw with N random tests (`guardrail_eval.visible`), optionally with the
+   ask loop (`guardrail_eval.asking`); each call is timed, its sandbox runs and cache hits are
+   counted (the gate cost an agent would pay). Every gate run is a real run (the verdict cache
+   may answer it); no subset's verdict is derived from per-test outcomes;
 3. judge every snippet retrieved against the query's **full** suite through the same sandbox and
    verdict cache: ``passes_all_tests`` (and so exec@k, precision@k and the agent view) is always
    decided by execution on all tests, hidden ones included. A snippet of another task almost
@@ -31,55 +35,47 @@ from dataclasses import dataclass, field
 from guardrail.gate import Candidate, Gate, GatedCandidate, GateResult, Policy
 from guardrail.sandbox.base import Sandbox
 from guardrail.spec import Spec
-from guardrail.verdict import Verdict
+from guardrail_eval.arms import Arm, ArmKind, GateCost, JudgedItem, QueryOutcome
+from guardrail_eval.ask_arms import MeteredGate, ask_runs
 from guardrail_eval.errors import EvalSettingError
 from guardrail_eval.faults import RetryingSandbox, fault_reason
-from guardrail_eval.metrics import DEFAULT_KS, RankedQuery
+from guardrail_eval.metrics import DEFAULT_KS
 from guardrail_eval.pool import Pool, Query
+from guardrail_eval.structural import structural_order
 from guardrail_eval.systems import Retrieval, RetrievalSystem
+from guardrail_eval.truth import Judge, Specs
+from guardrail_eval.visible import DEFAULT_DRAWS, visible_indices
 
 __all__ = [
-    "Arm",
     "EvalProgress",
     "EvalRun",
     "EvalSettings",
     "FaultedVerdict",
-    "GateCost",
-    "JudgedItem",
-    "QueryOutcome",
     "SystemRun",
     "check_sandbox",
     "parse_visible_tests",
     "run_eval",
-    "visible_label",
 ]
 
 EvalProgress = Callable[[str, int, int], None]
 """``hook(stage, done, total)``: the stage's description and how far it got."""
 
-_TRUTH_CHUNK = 64  # ground-truth jobs per gate call: large enough to keep the pool busy
 
-
-def parse_visible_tests(text: str) -> int | None:
-    """``"all"`` -> None (the gate sees every test); ``"N"`` -> N (the first N tests).
+def parse_visible_tests(text: str) -> int:
+    """``"N"`` -> N: the gate sees N random tests per query and draw.
 
     Raises:
-        EvalSettingError: anything else, or N below 1.
+        EvalSettingError: anything else (``all`` included: the upper bound always runs), or N
+            below 1.
     """
-    value = text.strip().lower()
-    if value == "all":
-        return None
+    value = text.strip()
     if not value.isdigit() or int(value) < 1:
         raise EvalSettingError(
-            f"--visible-tests must be 'all' or a whole number >= 1, not {text!r}",
-            hint="for example --visible-tests 1 (the gate sees the first test only)",
+            f"--visible-tests must be a whole number >= 1, not {text!r}",
+            hint="for example --visible-tests 1; the gate with all tests (the upper bound)"
+            " always runs",
         )
     return int(value)
-
-
-def visible_label(visible: int | None) -> str:
-    """``"all"`` or the number of visible tests, as in file names and reports."""
-    return "all" if visible is None else str(visible)
 
 
 @dataclass(frozen=True)
@@ -89,26 +85,34 @@ class EvalSettings:
     Attributes:
         fetch_k: how many of the retriever's top snippets the gate verifies.
         policy: the Gate policy that orders what it hands over.
-        visible_tests: one gated arm per entry; None = the gate sees all tests.
+        visible_tests: one ``visible<N>`` arm per entry (N random tests per draw).
+        draws: how many seeded random draws of the visible tests each visible arm runs.
+        questions: the ask arms allow 1..questions questions (0: no ask arms).
+        sweep: also run ``visible<n>`` for every n from 1 to the longest suite.
+        seed: seeds the visible-test draws.
         ks: the metric cut-offs.
     """
 
     fetch_k: int = 10
     policy: Policy = Policy.RERANK
-    visible_tests: tuple[int | None, ...] = (None,)
+    visible_tests: tuple[int, ...] = (1,)
+    draws: int = DEFAULT_DRAWS
+    questions: int = 0
+    sweep: bool = False
+    seed: int = 0
     ks: tuple[int, ...] = DEFAULT_KS
 
     def __post_init__(self) -> None:
         if self.fetch_k < 1:
             raise EvalSettingError(f"--fetch-k must be at least 1, not {self.fetch_k}")
-        if not self.visible_tests:
-            raise EvalSettingError("give at least one --visible-tests setting")
-        labels = [visible_label(v) for v in self.visible_tests]
-        if len(set(labels)) != len(labels):
-            raise EvalSettingError(f"--visible-tests is repeated: {labels}")
-        for visible in self.visible_tests:
-            if visible is not None and visible < 1:
-                raise EvalSettingError(f"--visible-tests must be at least 1, not {visible}")
+        if len(set(self.visible_tests)) != len(self.visible_tests):
+            raise EvalSettingError(f"--visible-tests is repeated: {list(self.visible_tests)}")
+        if any(visible < 1 for visible in self.visible_tests):
+            raise EvalSettingError(f"--visible-tests must be at least 1: {self.visible_tests}")
+        if self.draws < 1:
+            raise EvalSettingError(f"--draws must be at least 1, not {self.draws}")
+        if self.questions < 0:
+            raise EvalSettingError(f"--questions must be at least 0, not {self.questions}")
 
     @property
     def depth(self) -> int:
@@ -116,97 +120,21 @@ class EvalSettings:
         return max(self.fetch_k, *self.ks)
 
 
-@dataclass(frozen=True, slots=True)
-class JudgedItem:
-    """One snippet handed over (or dropped), with what execution said about it.
-
-    Attributes:
-        corpus_id: the snippet's pool id.
-        score: the retriever's score.
-        retrieval_rank: 1-based rank in the retriever's ranking.
-        truth: the verdict against the query's full test suite (the ground truth).
-        gate_verdict: the gate's verdict against the visible tests (gated arms only).
-    """
-
-    corpus_id: str
-    score: float
-    retrieval_rank: int
-    truth: Verdict
-    gate_verdict: Verdict | None = None
-
-    @property
-    def passes_all_tests(self) -> bool:
-        return self.truth.verified
-
-
-@dataclass(frozen=True, slots=True)
-class GateCost:
-    """What gating one query cost: wall-clock latency, sandbox runs, verdict-cache hits."""
-
-    latency_s: float
-    sandbox_runs: int
-    cache_hits: int
-
-
-@dataclass(frozen=True, slots=True)
-class QueryOutcome:
-    """What one arm handed over for one query."""
-
-    query: Query
-    items: tuple[JudgedItem, ...]
-    snippet_scores: dict[str, float] | None = None
-    dropped: tuple[JudgedItem, ...] = ()
-    cost: GateCost | None = None
-
-    def ranked(self, pool: Pool) -> RankedQuery:
-        """The handed-over ranking as metric input."""
-        return RankedQuery(
-            query_id=self.query.query_id,
-            items=tuple(
-                pool.ranked_item(
-                    self.query,
-                    item.corpus_id,
-                    passes_all_tests=item.passes_all_tests,
-                    score=item.score,
-                )
-                for item in self.items
-            ),
-            n_correct=len(self.query.correct_corpus_ids),
-            snippet_scores=(
-                pool.snippet_scores(self.query, self.snippet_scores)
-                if self.snippet_scores is not None
-                else None
-            ),
-        )
-
-
-@dataclass
-class Arm:
-    """One system under one gate setting: ungated (``visible`` unused) or gated."""
-
-    system: str
-    gated: bool
-    visible: int | None = None
-    outcomes: list[QueryOutcome] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        """``dense-minilm``, ``dense-minilm+gate``, ``dense-minilm+gate-visible1``."""
-        if not self.gated:
-            return self.system
-        return f"{self.system}+gate" + ("" if self.visible is None else f"-visible{self.visible}")
-
-    def ranked_queries(self, pool: Pool) -> list[RankedQuery]:
-        return [outcome.ranked(pool) for outcome in self.outcomes]
-
-
 @dataclass
 class SystemRun:
-    """A system's ungated arm and one gated arm per visible-test setting."""
+    """A system's arms: ungated first, then structural, upper bound, visible and ask arms.
+
+    ``sweep`` holds the ``visible<n>`` arms of the sweep (n = 1, 2, ...), sharing the default
+    arms' objects where they coincide; empty without ``--sweep``.
+    """
 
     system: str
-    ungated: Arm
-    gated: list[Arm]
+    arms: list[Arm]
+    sweep: list[Arm] = field(default_factory=list)
+
+    @property
+    def ungated(self) -> Arm:
+        return self.arms[0]
 
 
 @dataclass
@@ -225,7 +153,8 @@ class EvalRun:
 
     @property
     def arms(self) -> list[Arm]:
-        return [arm for run in self.systems for arm in (run.ungated, *run.gated)]
+        arms = [arm for run in self.systems for arm in (*run.arms, *run.sweep)]
+        return list({id(arm): arm for arm in arms}.values())
 
     def faults(self) -> list[FaultedVerdict]:
         """Every verdict the numbers rest on that is still a fault after the retries.
@@ -293,10 +222,10 @@ def run_eval(
     names = [system.name for system in systems]
     if not systems or len(set(names)) != len(names):
         raise EvalSettingError(f"give one or more retrieval systems with distinct names: {names}")
-    specs = _Specs(pool, settings)
+    specs = Specs(pool, settings)
     work = [(system, system.queries(pool)) for system in systems]
     for _, queries in work:
-        specs.check(queries)
+        specs.check(queries, settings)
     check_sandbox(gate.sandbox)
     loop = _Loop(specs, gate, on_progress or _no_progress)
     try:
@@ -320,151 +249,160 @@ def _no_progress(stage: str, done: int, total: int) -> None:
     """The default progress hook: nothing to report to."""
 
 
-class _Specs:
-    """Every spec a run needs, built (and so checked) once."""
-
-    def __init__(self, pool: Pool, settings: EvalSettings) -> None:
-        self.pool = pool
-        self.settings = settings
-        self._specs: dict[tuple[str, int | None], Spec] = {}
-
-    def check(self, queries: Sequence[Query]) -> None:
-        for query in queries:
-            for visible in (None, *self.settings.visible_tests):
-                self.get(query, visible)
-
-    def get(self, query: Query, visible: int | None) -> Spec:
-        key = (query.query_id, visible)
-        if key not in self._specs:
-            self._specs[key] = self.pool.spec(query, visible_tests=visible)
-        return self._specs[key]
-
-
-class _Judge:
-    """Ground truth: verdicts against the full suite, each (query, snippet) pair judged once."""
-
-    def __init__(self, gate: Gate, specs: _Specs) -> None:
-        self.gate = gate
-        self.specs = specs
-        self._truth: dict[tuple[str, str], Verdict] = {}
-        self.verdicts_seen = 0
-
-    def remember(self, query: Query, result: GateResult, spec: Spec) -> None:
-        """Reuse the gate's verdicts as ground truth when it saw the full suite."""
-        self.verdicts_seen += len(result.judged)
-        if spec.sha256 != self.specs.get(query, None).sha256:
-            return
-        for item in result.judged:
-            self._truth[(query.query_id, item.candidate.id)] = item.verdict
-
-    def judge_all(
-        self, pairs: Sequence[tuple[Query, str]], on_progress: Callable[[int, int], None]
-    ) -> None:
-        """Judge every pair not judged yet, in chunks that keep the sandbox pool busy."""
-        todo: dict[tuple[str, str], Query] = {}
-        for query, corpus_id in pairs:
-            key = (query.query_id, corpus_id)
-            if key not in self._truth:
-                todo.setdefault(key, query)
-        keys = list(todo)
-        on_progress(0, len(keys))
-        for start in range(0, len(keys), _TRUTH_CHUNK):
-            chunk = keys[start : start + _TRUTH_CHUNK]
-            codes = [self.specs.pool.corpus[corpus_id].code for _, corpus_id in chunk]
-            specs = [self.specs.get(todo[key], None) for key in chunk]
-            verdicts = self.gate.verify(codes, specs)
-            self.verdicts_seen += len(verdicts)
-            self._truth.update(zip(chunk, verdicts, strict=True))
-            on_progress(start + len(chunk), len(keys))
-
-    def truth(self, query: Query, corpus_id: str) -> Verdict:
-        return self._truth[(query.query_id, corpus_id)]
-
-
 class _Loop:
     """One eval's moving parts: specs, the retrying sandbox, the gate, the judge, the timings."""
 
-    def __init__(self, specs: _Specs, gate: Gate, report: EvalProgress) -> None:
+    def __init__(self, specs: Specs, gate: Gate, report: EvalProgress) -> None:
         self.specs = specs
         self.settings = specs.settings
         self.report = report
         self.sandbox = RetryingSandbox.around(gate.sandbox)
         cache = gate.cache if gate.cache is not None else False
-        self.gate = Gate(self.sandbox, cache=cache, policy=self.settings.policy)
-        self.judge = _Judge(Gate(self.sandbox, cache=cache), specs)
+        self.gate = MeteredGate(self.sandbox, cache=cache, policy=self.settings.policy)
+        self.judge = Judge(Gate(self.sandbox, cache=cache), specs)
         self.timings: dict[str, float] = {}
 
     def run_system(self, system: RetrievalSystem, queries: Sequence[Query]) -> SystemRun:
-        """Index, retrieve, gate each visible-test setting, judge: one system's arms."""
-        pool, name = self.specs.pool, system.name
+        """Index, retrieve, gate every setting, judge: one system's arms."""
+        pool, name, settings = self.specs.pool, system.name, self.settings
         with self._timed(f"{name}.index_s"):
             stage = f"{name}: indexing the corpus"
             system.prepare(pool, lambda done, total: self.report(stage, done, total))
         with self._timed(f"{name}.retrieve_s"):
             retrievals = []
             for done, query in enumerate(queries, start=1):
-                retrievals.append(system.retrieve(pool, query, self.settings.depth))
+                retrievals.append(system.retrieve(pool, query, settings.depth))
                 self.report(f"{name}: retrieving", done, len(queries))
+        work = list(zip(queries, retrievals, strict=True))
+        draws, questions = settings.draws, settings.questions
         with self._timed(f"{name}.gate_s"):
-            gated = [
-                self._gated_arm(name, visible, queries, retrievals)
-                for visible in self.settings.visible_tests
-            ]
+            # The upper bound and the sweep need no question: the gate does not ask there.
+            upper = Arm(system=name, kind=ArmKind.UPPER_BOUND)
+            gated = [(upper, self._gate_all(upper, work, draws=1, visible=None, ask=False))]
+            defaults: list[Arm] = []
+            visible_arms: dict[int, Arm] = {}
+            for n in settings.visible_tests:
+                arm = visible_arms[n] = Arm(name, ArmKind.VISIBLE, n, draws=draws)
+                asking = [
+                    Arm(name, ArmKind.ASK, n, q, draws=draws) for q in range(1, questions + 1)
+                ]
+                if asking:
+                    gated += zip([arm, *asking], self._ask_all(arm, work, n), strict=True)
+                else:
+                    gated.append((arm, self._gate_all(arm, work, draws=draws, visible=n, ask=True)))
+                defaults += [arm, *asking]
+            sweep = range(1, max(len(q.test_suite) for q in queries) + 1) if settings.sweep else ()
+            for n in sweep:
+                if n not in visible_arms:
+                    arm = visible_arms[n] = Arm(name, ArmKind.VISIBLE, n, draws=draws)
+                    gated.append(
+                        (arm, self._gate_all(arm, work, draws=draws, visible=n, ask=False))
+                    )
         with self._timed(f"{name}.ground_truth_s"):
             stage = f"{name}: judging against all tests"
-            pairs = [
-                (query, item.corpus_id)
-                for query, retrieval in zip(queries, retrievals, strict=True)
-                for item in retrieval.ranking
-            ]
+            pairs = [(query, item.corpus_id) for query, retrieval in work
+                     for item in retrieval.ranking]  # fmt: skip
             self.judge.judge_all(pairs, lambda done, total: self.report(stage, done, total))
-        top, truth = max(self.settings.ks), self.judge.truth
-        ungated = Arm(system=name, gated=False)
-        for query, retrieval in zip(queries, retrievals, strict=True):
-            items = tuple(
-                JudgedItem(item.corpus_id, item.score, rank, truth(query, item.corpus_id))
-                for rank, item in enumerate(retrieval.ranking[:top], start=1)
-            )
-            ungated.outcomes.append(QueryOutcome(query, items, retrieval.snippet_scores))
+        ungated = Arm(system=name, kind=ArmKind.UNGATED)
+        structural = Arm(system=name, kind=ArmKind.STRUCTURAL)
+        for query, retrieval in work:
+            ungated.outcomes.append(self._retrieved(query, retrieval, structural=False))
+            structural.outcomes.append(self._retrieved(query, retrieval, structural=True))
         for arm, results in gated:
-            arm.outcomes = [
-                _gated_outcome(query, result, cost, self.judge)
-                for query, (result, cost) in zip(queries, results, strict=True)
-            ]
-        return SystemRun(name, ungated, [arm for arm, _ in gated])
+            arm.outcomes = [_gated_outcome(job, self.judge) for job in results]
+        return SystemRun(
+            name,
+            [ungated, structural, upper, *defaults],
+            sweep=[visible_arms[n] for n in sweep],
+        )
 
-    def _gated_arm(
+    def _retrieved(self, query: Query, retrieval: Retrieval, *, structural: bool) -> QueryOutcome:
+        """The ranking as retrieved (its top ``max(ks)``), or reordered by the structural picker."""
+        top, fetch_k, corpus = max(self.settings.ks), self.settings.fetch_k, self.specs.pool.corpus
+        ranked = list(enumerate(retrieval.ranking, start=1))
+        if structural:
+            head = ranked[:fetch_k]
+            order = structural_order([corpus[item.corpus_id].code for _, item in head])
+            ranked = [head[i] for i in order] + ranked[fetch_k:]
+        items = tuple(
+            JudgedItem(item.corpus_id, item.score, rank, self.judge.truth(query, item.corpus_id))
+            for rank, item in ranked[:top]
+        )
+        return QueryOutcome(query, items, retrieval.snippet_scores)
+
+    def _gate_all(
         self,
-        name: str,
+        arm: Arm,
+        work: Sequence[tuple[Query, Retrieval]],
+        *,
+        draws: int,
         visible: int | None,
-        queries: Sequence[Query],
-        retrievals: Sequence[Retrieval],
-    ) -> tuple[Arm, list[tuple[GateResult, GateCost]]]:
-        """Gate every query's top ``fetch_k`` against its visible tests, one timed call each."""
-        stage = f"{name}: gating (visible tests: {visible_label(visible)})"
-        results = []
-        for done, (query, retrieval) in enumerate(zip(queries, retrievals, strict=True), 1):
-            spec = self.specs.get(query, visible)
-            result, cost = self._gate_one(query, retrieval, spec)
-            self.judge.remember(query, result, spec)
-            results.append((result, cost))
-            self.report(stage, done, len(queries))
-        return Arm(system=name, gated=True, visible=visible), results
+        ask: bool,
+    ) -> list[_GateJob]:
+        """Gate every query's top ``fetch_k`` once per draw, one timed call each."""
+        stage = f"{arm.system}: gating ({_short(arm)})"
+        jobs: list[_GateJob] = []
+        total = draws * len(work)
+        for draw in range(draws):
+            for query, retrieval in work:
+                indices = (
+                    None
+                    if visible is None
+                    else visible_indices(query, visible, draw, self.settings.seed)
+                )
+                spec = self.specs.get(query, indices)
+                result, cost = self._gate_one(retrieval, spec, ask=ask)
+                self.judge.remember(query, result, spec)
+                silent = result.question is None if ask else None
+                jobs.append(_GateJob(query, result, cost, draw, indices, silent=silent))
+                self.report(stage, len(jobs), total)
+        return jobs
 
-    def _gate_one(
-        self, query: Query, retrieval: Retrieval, spec: Spec
-    ) -> tuple[GateResult, GateCost]:
+    def _ask_all(
+        self, arm: Arm, work: Sequence[tuple[Query, Retrieval]], visible: int
+    ) -> list[list[_GateJob]]:
+        """The ask loop per (draw, query): one list of gate jobs per q = 0..questions."""
+        stage = f"{arm.system}: gating and asking ({_short(arm)}, up to"
+        stage += f" {self.settings.questions} questions)"
+        by_q: list[list[_GateJob]] = [[] for _ in range(self.settings.questions + 1)]
+        total, done = self.settings.draws * len(work), 0
+        for draw in range(self.settings.draws):
+            for query, retrieval in work:
+                indices = visible_indices(query, visible, draw, self.settings.seed)
+                spec = self.specs.get(query, indices)
+                oracle = self.specs.pool.canonical(query).code
+                runs = ask_runs(
+                    self.gate, self._candidates(retrieval), spec, oracle, self.settings.questions
+                )
+                for q, run in enumerate(runs):
+                    if q == 0 or run.result is not runs[q - 1].result:
+                        self.judge.remember(query, run.result, spec)
+                    by_q[q].append(
+                        _GateJob(
+                            query, run.result, run.cost, draw, indices, run.questions, run.silent
+                        )
+                    )
+                done += 1
+                self.report(stage, done, total)
+        return by_q
+
+    def _candidates(self, retrieval: Retrieval) -> list[Candidate]:
         corpus = self.specs.pool.corpus
-        candidates = [
+        return [
             Candidate(code=corpus[item.corpus_id].code, id=item.corpus_id, score=item.score)
             for item in retrieval.ranking[: self.settings.fetch_k]
         ]
+
+    def _gate_one(
+        self, retrieval: Retrieval, spec: Spec, *, ask: bool
+    ) -> tuple[GateResult, GateCost]:
+        candidates = self._candidates(retrieval)
         runs_before = self.sandbox.jobs
         started = time.perf_counter()
-        result = self.gate.gate(candidates, spec)
+        result = self.gate.gate(candidates, spec, ask=ask)
         latency = time.perf_counter() - started
         hits = sum(1 for item in result.judged if item.verdict.cached)
-        return result, GateCost(latency, self.sandbox.jobs - runs_before, hits)
+        return result, GateCost(latency, self.sandbox.jobs - runs_before, hits, len(result.judged))
 
     @contextmanager
     def _timed(self, key: str) -> Iterator[None]:
@@ -475,8 +413,27 @@ class _Loop:
             self.timings[key] = time.perf_counter() - started
 
 
-def _gated_outcome(query: Query, result: GateResult, cost: GateCost, judge: _Judge) -> QueryOutcome:
+@dataclass(frozen=True, slots=True)
+class _GateJob:
+    """One gate call: the query, what the gate decided, its cost, the draw and visible tests."""
+
+    query: Query
+    result: GateResult
+    cost: GateCost
+    draw: int
+    visible: tuple[int, ...] | None
+    questions: int | None = None
+    silent: bool | None = None
+
+
+def _short(arm: Arm) -> str:
+    """The arm's name without its system: ``visible1+ask2``."""
+    return arm.name.removeprefix(arm.system + "+")
+
+
+def _gated_outcome(job: _GateJob, judge: Judge) -> QueryOutcome:
     """What the gate handed over (policy order) and what it dropped (retrieval order)."""
+    query, result = job.query, job.result
 
     def judged(item: GatedCandidate) -> JudgedItem:
         corpus_id = item.candidate.id
@@ -493,5 +450,9 @@ def _gated_outcome(query: Query, result: GateResult, cost: GateCost, judge: _Jud
         query,
         tuple(judged(item) for item in result.kept),
         dropped=tuple(judged(i) for i in result.judged if i.retrieval_rank not in kept_ranks),
-        cost=cost,
+        cost=job.cost,
+        draw=job.draw,
+        visible=job.visible,
+        questions=job.questions,
+        silent=job.silent,
     )

@@ -104,7 +104,7 @@ def build_systems(
     wanted = set(choices)
     systems: list[RetrievalSystem] = []
     if wanted & {SystemChoice.DENSE, SystemChoice.ALL}:
-        systems.append(DenseSystem(index_dir=index_dir))
+        systems.append(DenseSystem(index_dir=index_dir, seed=seed))
     if wanted & {SystemChoice.BM25, SystemChoice.ALL}:
         systems.append(BM25System(seed=seed))
     systems += [ReplaySystem.load(path, pool) for path in replays]

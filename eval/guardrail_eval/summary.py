@@ -3,11 +3,17 @@
 `summarize` turns an `EvalRun` into a `Summary` (pydantic, written as ``summary.json``); the
 reports render it. Per arm: the release's metrics (4 decimals), a percentile bootstrap 95%
 interval for every metric and agent-view share, the rank-1 miss composition, the
-canonical-below-a-distractor share (systems that score the whole pool) and, for gated arms, the
-gate cost per query and the comparison with the same system ungated: paired bootstrap intervals
-of every gated-minus-ungated difference, and McNemar's exact test for exec@1 and for "acts on
-buggy code". ``faults`` counts the sandbox faults re-run and names those left: while any is left
-(or the pool's own build was left with one) the numbers are incomplete, and the CLI says so.
+canonical-below-a-distractor share and the tie counts (systems that score the whole pool) and,
+for arms other than the ungated one, the gate cost per query (gated arms) and the comparison
+with the same system ungated: paired bootstrap intervals of every difference, and McNemar's exact
+test for exec@1 and for "acts on buggy code" for single-draw arms other than the upper bound
+(whose exec@1 is the ungated exec@10 by construction: a test of it would say nothing).
+
+An arm with several draws of visible tests is summarised by per-query means over its draws: its
+metrics are the mean over draws, its intervals resample queries, and ``draw_means`` shows the
+spread between draws. ``faults`` counts the sandbox faults re-run and names those left: while any
+is left (or the pool's own build was left with one) the numbers are incomplete, and the CLI says
+so.
 """
 
 from __future__ import annotations
@@ -16,8 +22,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, Field
 
+from guardrail_eval.arms import Arm, ArmKind
 from guardrail_eval.build import describe_faults, read_build_report
 from guardrail_eval.metrics import (
     AGENT_KEYS,
@@ -30,20 +36,39 @@ from guardrail_eval.metrics import (
     round_metrics,
 )
 from guardrail_eval.pool import DISTRACTOR_METADATA_FILE, EXECUTION_CACHE_FILE, OPTIONAL_FILES
-from guardrail_eval.runner import Arm, EvalRun, visible_label
+from guardrail_eval.runner import EvalRun
 from guardrail_eval.stats import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
-    BootstrapInterval,
-    McNemarResult,
     bootstrap_cis,
     mcnemar_paired,
 )
+from guardrail_eval.summary_models import (
+    DIGITS,
+    AgentShares,
+    ArmSummary,
+    Asking,
+    BelowShare,
+    Comparison,
+    FaultItem,
+    Faults,
+    GateCostSummary,
+    Headline,
+    Interval,
+    McNemar,
+    Misses,
+    PoolInfo,
+    SettingsInfo,
+    Summary,
+    Ties,
+)
+from guardrail_eval.ties import TIE_RULE, tied
 from guardrail_eval.validation import ValidationSummary
 
 __all__ = [
     "AgentShares",
     "ArmSummary",
+    "Asking",
     "Comparison",
     "FaultItem",
     "Faults",
@@ -55,212 +80,20 @@ __all__ = [
     "PoolInfo",
     "SettingsInfo",
     "Summary",
+    "Ties",
+    "arm_vectors",
+    "results_file_name",
     "summarize",
 ]
 
-SUMMARY_VERSION = 3  # 2: faults; 3: validation
-_DIGITS = 4
+_DIGITS = DIGITS
 VALIDATION = "pool validation"  # FaultItem.judged_by of the label check's faults
 _UNUSED_BECAUSE = {
     DISTRACTOR_METADATA_FILE: "present, not used (the metrics need only the corpus and queries)",
     EXECUTION_CACHE_FILE: "present, not used: every verdict comes from running the code here",
 }
-
-
-class Interval(BaseModel):
-    """An estimate (a mean, or a mean difference) and its 95% bootstrap interval."""
-
-    estimate: float
-    low: float
-    high: float
-
-    @classmethod
-    def of(cls, interval: BootstrapInterval) -> Interval:
-        return cls(
-            estimate=round(interval.estimate, _DIGITS),
-            low=round(interval.low, _DIGITS),
-            high=round(interval.high, _DIGITS),
-        )
-
-
-class McNemar(BaseModel):
-    """McNemar's exact test of ungated vs gated on one 0/1 outcome per query."""
-
-    outcome: str
-    ungated_only: int = Field(description="queries where only the ungated arm had the outcome")
-    gated_only: int = Field(description="queries where only the gated arm had the outcome")
-    both: int
-    neither: int
-    p_value: float
-
-    @classmethod
-    def of(cls, outcome: str, result: McNemarResult) -> McNemar:
-        return cls(
-            outcome=outcome,
-            ungated_only=result.a_only,
-            gated_only=result.b_only,
-            both=result.both,
-            neither=result.neither,
-            p_value=result.p_value,
-        )
-
-
-class AgentShares(BaseModel):
-    """What the agent taking the top result got: buggy code, correct code, or nothing."""
-
-    n_queries: int
-    n_buggy: int
-    n_correct: int
-    n_nothing: int
-    buggy: float
-    correct: float
-    nothing: float
-
-
-class Misses(BaseModel):
-    """Rank-1 items that fail a test: how many, how many are the query's own distractors."""
-
-    n_misses: int
-    n_paired: int
-    paired_share: float | None
-    by_bug_type: dict[str, int]
-
-
-class BelowShare(BaseModel):
-    """Queries whose canonical scores below one of its paired distractors."""
-
-    n_scored: int
-    n_below: int
-    share: float | None
-    interval: Interval | None = None
-
-
-class GateCostSummary(BaseModel):
-    """What gating cost per query (wall clock of one ``Gate.gate`` call of fetch_k snippets)."""
-
-    latency_p50_ms: float
-    latency_p95_ms: float
-    latency_mean_ms: float
-    sandbox_runs: int
-    cache_hits: int
-    abstained: int
-    queries_with_hidden_tests: int
-    latencies_ms: list[float]
-
-
-class Comparison(BaseModel):
-    """Gated vs the same system ungated, query by query."""
-
-    difference: dict[str, Interval] = Field(description="gated minus ungated, paired bootstrap")
-    mcnemar_exec_at_1: McNemar
-    mcnemar_acted_on_buggy: McNemar
-
-
-class ArmSummary(BaseModel):
-    """One system under one gate setting."""
-
-    name: str
-    system: str
-    gated: bool
-    visible_tests: str | None = Field(description="'all' or N for gated arms; None ungated")
-    results_file: str
-    n_queries: int
-    metrics: dict[str, float]
-    intervals: dict[str, Interval]
-    agent: AgentShares
-    rank1_misses: Misses
-    canonical_below: BelowShare | None = None
-    gate_cost: GateCostSummary | None = None
-    vs_ungated: Comparison | None = None
-
-
-class Headline(BaseModel):
-    """The main job's answer for one system and gate setting."""
-
-    system: str
-    visible_tests: str
-    ungated_buggy: float
-    gated_buggy: float
-    gated_nothing: float
-    text: str
-
-
-class PoolInfo(BaseModel):
-    name: str
-    source: str | None
-    n_queries: int
-    n_corpus: int
-    optional_files: dict[str, str]
-
-
-class SettingsInfo(BaseModel):
-    fetch_k: int
-    policy: str
-    visible_tests: list[str]
-    ks: list[int]
-
-
-class FaultItem(BaseModel):
-    """A verdict still decided by the machine after the retries (see `guardrail_eval.faults`)."""
-
-    query_id: str
-    corpus_id: str
-    reason: str = Field(description="sandbox_fault or starved_timeout")
-    judged_by: str = Field(description="'ground truth', 'pool validation' or the gated arm's name")
-
-
-class Faults(BaseModel):
-    """Sandbox faults: how many jobs were re-run, which verdicts are still faults.
-
-    A faulted verdict counts as "did not pass" in the metrics, which is not what the candidate
-    did: while ``remaining`` > 0 or ``pool_build`` names faults, the numbers are incomplete.
-    """
-
-    retried: int
-    remaining: int
-    items: list[FaultItem]
-    pool_build: str | None = Field(
-        default=None, description="the pool's build left faults (named): it was not cached"
-    )
-
-    @property
-    def incomplete(self) -> bool:
-        return self.remaining > 0 or self.pool_build is not None
-
-    def describe(self, most: int = 3) -> str:
-        """One line naming the first ``most`` faults left (and the pool build's)."""
-        parts = []
-        if self.remaining:
-            named = "; ".join(
-                f"{item.query_id} {item.corpus_id} ({item.judged_by}: {item.reason})"
-                for item in self.items[:most]
-            )
-            more = f"; and {self.remaining - most} more" if self.remaining > most else ""
-            parts.append(f"{self.remaining} verdict(s) still sandbox faults: {named}{more}")
-        if self.pool_build is not None:
-            parts.append(f"pool build: {self.pool_build}")
-        return "; ".join(parts)
-
-
-class Summary(BaseModel):
-    """Everything ``summary.json`` holds."""
-
-    version: int = SUMMARY_VERSION
-    pool: PoolInfo
-    settings: SettingsInfo
-    bootstrap: dict[str, object]
-    ground_truth: str
-    sandbox: str
-    cache: str
-    verifications: int
-    sandbox_runs: int
-    timings_s: dict[str, float]
-    faults: Faults
-    validation: ValidationSummary | None = Field(
-        default=None, description="the pool's labels run against their suites (None: not run)"
-    )
-    headlines: list[Headline]
-    arms: list[ArmSummary]
+DRAW_KEYS = ("exec@1", *AGENT_KEYS)
+"""The per-draw means kept for arms with several draws (their spread between draws)."""
 
 
 def summarize(run: EvalRun, *, validation: ValidationSummary | None = None) -> Summary:
@@ -270,18 +103,19 @@ def summarize(run: EvalRun, *, validation: ValidationSummary | None = None) -> S
     """
     pool, settings = run.pool, run.settings
     arms: list[ArmSummary] = []
+    sweep: list[ArmSummary] = []
     headlines: list[Headline] = []
     for system_run in run.systems:
-        base_ranked = system_run.ungated.ranked_queries(pool)
-        base_vectors = per_query_vectors(base_ranked, settings.ks)
-        base = _arm_summary(system_run.ungated, base_ranked, settings.ks, base_vectors)
-        arms.append(base)
-        for arm in system_run.gated:
-            ranked = arm.ranked_queries(pool)
-            vectors = per_query_vectors(ranked, settings.ks)
-            gated = _arm_summary(arm, ranked, settings.ks, vectors, ungated=base_vectors)
-            arms.append(gated)
-            headlines.append(_headline(base, gated))
+        base_vectors = arm_vectors(system_run.ungated, run)
+        done: dict[str, ArmSummary] = {}
+        for arm in (*system_run.arms, *system_run.sweep):
+            if arm.name not in done:
+                ungated = None if arm.kind is ArmKind.UNGATED else base_vectors
+                done[arm.name] = _arm_summary(arm, run, ungated=ungated)
+        system_arms = [done[arm.name] for arm in system_run.arms]
+        arms += system_arms
+        sweep += [done[arm.name] for arm in system_run.sweep]
+        headlines.append(_headline(system_arms))
     return Summary(
         pool=PoolInfo(
             name=pool.name,
@@ -296,7 +130,11 @@ def summarize(run: EvalRun, *, validation: ValidationSummary | None = None) -> S
         settings=SettingsInfo(
             fetch_k=settings.fetch_k,
             policy=settings.policy.value,
-            visible_tests=[visible_label(v) for v in settings.visible_tests],
+            visible_tests=list(settings.visible_tests),
+            draws=settings.draws,
+            questions=settings.questions,
+            sweep=settings.sweep,
+            seed=settings.seed,
             ks=list(settings.ks),
         ),
         bootstrap={
@@ -305,6 +143,7 @@ def summarize(run: EvalRun, *, validation: ValidationSummary | None = None) -> S
             "interval": "95% percentile interval",
             "generator": "numpy.random.default_rng(seed); queries resampled with replacement",
             "paired": "differences resample the same query indices for both arms",
+            "draws": "an arm with several draws is resampled by its per-query means over draws",
         },
         ground_truth=(
             "a snippet counts as correct (passes_all_tests) when it ran against the query's full"
@@ -319,6 +158,7 @@ def summarize(run: EvalRun, *, validation: ValidationSummary | None = None) -> S
         validation=validation,
         headlines=headlines,
         arms=arms,
+        sweep=sweep,
     )
 
 
@@ -349,15 +189,27 @@ def results_file_name(arm: Arm) -> str:
     return f"results/{arm.name}.json"
 
 
+def arm_vectors(arm: Arm, run: EvalRun) -> dict[str, NDArray[np.float64]]:
+    """Per-query values of every metric and agent key: means over the arm's draws."""
+    flat = per_query_vectors(arm.ranked_queries(run.pool), run.settings.ks)
+    return {key: _by_draw(arm, vector).mean(axis=0) for key, vector in flat.items()}
+
+
+def _by_draw(arm: Arm, vector: NDArray[np.float64]) -> NDArray[np.float64]:
+    return vector.reshape(arm.draws, -1)
+
+
 def _arm_summary(
     arm: Arm,
-    ranked: list[RankedQuery],
-    ks: Sequence[int],
-    vectors: Mapping[str, NDArray[np.float64]],
+    run: EvalRun,
     *,
     ungated: Mapping[str, NDArray[np.float64]] | None = None,
 ) -> ArmSummary:
     """The arm's statistics; with ``ungated`` (its system's vectors) the comparison too."""
+    ks = run.settings.ks
+    ranked = arm.ranked_queries(run.pool)
+    flat = per_query_vectors(ranked, ks)
+    vectors = {key: _by_draw(arm, vector).mean(axis=0) for key, vector in flat.items()}
     keys = [*metric_keys(ks), *AGENT_KEYS]
     intervals = bootstrap_cis({key: vectors[key] for key in keys})
     view = agent_view(ranked)
@@ -365,12 +217,23 @@ def _arm_summary(
     summary = ArmSummary(
         name=arm.name,
         system=arm.system,
+        kind=arm.kind.value,
         gated=arm.gated,
-        visible_tests=visible_label(arm.visible) if arm.gated else None,
+        visible_tests=_visible(arm),
+        questions=arm.questions,
+        draws=arm.draws,
         results_file=results_file_name(arm),
-        n_queries=len(ranked),
+        n_queries=len(ranked) // arm.draws,
         metrics=round_metrics({key: float(vectors[key].mean()) for key in metric_keys(ks)}),
         intervals={key: Interval.of(value) for key, value in intervals.items()},
+        draw_means=(
+            {
+                key: [round(float(m), _DIGITS) for m in _by_draw(arm, flat[key]).mean(axis=1)]
+                for key in DRAW_KEYS
+            }
+            if arm.draws > 1
+            else None
+        ),
         agent=AgentShares(
             n_queries=view.n_queries,
             n_buggy=view.n_buggy,
@@ -387,22 +250,31 @@ def _arm_summary(
             by_bug_type=misses.by_bug_type,
         ),
     )
+    if arm.gated:
+        summary.gate_cost = _gate_cost(arm)
+        summary.asking = _asking(arm, ranked)
     if ungated is None:
         summary.canonical_below = _below(ranked)
+        summary.ties = _ties(ranked)
         return summary
-    summary.gate_cost = _gate_cost(arm)
     differences = bootstrap_cis({key: vectors[key] - ungated[key] for key in keys})
     summary.vs_ungated = Comparison(
-        difference={key: Interval.of(value) for key, value in differences.items()},
-        mcnemar_exec_at_1=McNemar.of(
-            "exec@1", mcnemar_paired(ungated["exec@1"], vectors["exec@1"])
-        ),
-        mcnemar_acted_on_buggy=McNemar.of(
-            "acted on buggy code",
-            mcnemar_paired(ungated["agent_buggy"], vectors["agent_buggy"]),
-        ),
+        difference={key: Interval.of(value) for key, value in differences.items()}
     )
+    if arm.draws == 1 and arm.kind is not ArmKind.UPPER_BOUND:
+        summary.vs_ungated.mcnemar_exec_at_1 = McNemar.of(
+            "exec@1", mcnemar_paired(ungated["exec@1"], vectors["exec@1"])
+        )
+        summary.vs_ungated.mcnemar_acted_on_buggy = McNemar.of(
+            "acted on buggy code", mcnemar_paired(ungated["agent_buggy"], vectors["agent_buggy"])
+        )
     return summary
+
+
+def _visible(arm: Arm) -> str | None:
+    if arm.kind is ArmKind.UPPER_BOUND:
+        return "all"
+    return None if arm.visible is None else str(arm.visible)
 
 
 def _below(ranked: list[RankedQuery]) -> BelowShare | None:
@@ -422,13 +294,51 @@ def _below(ranked: list[RankedQuery]) -> BelowShare | None:
     )
 
 
+def _ties(ranked: list[RankedQuery]) -> Ties:
+    """Tie counts of a retriever's own ranking (the ungated arm)."""
+    rank1 = sum(
+        1
+        for query in ranked
+        if len(query.items) > 1
+        and query.items[0].score is not None
+        and query.items[1].score is not None
+        and tied(query.items[0].score, query.items[1].score)
+    )
+    scored = [query.snippet_scores for query in ranked if query.snippet_scores is not None]
+    canonical = sum(
+        1
+        for scores in scored
+        if any(tied(c, d) for c in scores.canonical for d in scores.distractors)
+    )
+    return Ties(rule=TIE_RULE, rank1_tied=rank1, canonical_tied=canonical, n_scored=len(scored))
+
+
+def _asking(arm: Arm, ranked: list[RankedQuery]) -> Asking | None:
+    """Silent-buggy and questions, when the arm's gate asked (its outcomes know `silent`)."""
+    outcomes = arm.outcomes
+    if any(outcome.silent is None for outcome in outcomes):
+        return None
+    silent_buggy = np.array(
+        [
+            1.0 if outcome.silent and query.items and not query.items[0].passes_all_tests else 0.0
+            for outcome, query in zip(outcomes, ranked, strict=True)
+        ]
+    )
+    interval = bootstrap_cis({"silent": _by_draw(arm, silent_buggy).mean(axis=0)})["silent"]
+    return Asking(
+        silent_buggy=Interval.of(interval),
+        questions_mean=round(float(np.mean([o.questions or 0 for o in outcomes])), _DIGITS),
+        raised=round(float(np.mean([0.0 if o.silent else 1.0 for o in outcomes])), _DIGITS),
+    )
+
+
 def _gate_cost(arm: Arm) -> GateCostSummary:
     costs = [outcome.cost for outcome in arm.outcomes if outcome.cost is not None]
     latencies = np.array([cost.latency_s * 1000.0 for cost in costs], dtype=np.float64)
     hidden = sum(
         1
         for outcome in arm.outcomes
-        if arm.visible is not None and arm.visible < len(outcome.query.test_suite)
+        if outcome.visible is not None and len(outcome.visible) < len(outcome.query.test_suite)
     )
     return GateCostSummary(
         latency_p50_ms=round(float(np.percentile(latencies, 50)), 2),
@@ -436,26 +346,50 @@ def _gate_cost(arm: Arm) -> GateCostSummary:
         latency_mean_ms=round(float(latencies.mean()), 2),
         sandbox_runs=sum(cost.sandbox_runs for cost in costs),
         cache_hits=sum(cost.cache_hits for cost in costs),
+        verdicts=sum(cost.verdicts for cost in costs),
         abstained=sum(1 for outcome in arm.outcomes if not outcome.items),
         queries_with_hidden_tests=hidden,
         latencies_ms=[round(float(value), 3) for value in latencies],
     )
 
 
-def _headline(ungated: ArmSummary, gated: ArmSummary) -> Headline:
-    visible = gated.visible_tests or "all"
-    sees = "all tests" if visible == "all" else f"the first {visible} test(s)"
-    nothing = f"; nothing handed over {gated.agent.nothing:.1%}" if gated.agent.n_nothing else ""
+def _headline(arms: Sequence[ArmSummary]) -> Headline:
+    """Thin tests first: ungated -> visible N -> N with one question -> the upper bound; then
+    the structural baseline, which never runs code (the first visible setting leads)."""
+    by_kind: dict[str, list[ArmSummary]] = {}
+    for arm in arms:
+        by_kind.setdefault(arm.kind, []).append(arm)
+    visible = by_kind.get("visible", [])[:1]
+    asked = [
+        arm
+        for arm in by_kind.get("ask", [])
+        if visible and arm.visible_tests == visible[0].visible_tests and arm.questions == 1
+    ]
+    chain = [*by_kind.get("ungated", []), *visible, *asked, *by_kind.get("upper-bound", [])]
+    structural = by_kind.get("structural", [])
+    system = arms[0].system
+
+    def shares(arm: ArmSummary) -> str:
+        label = arm.name.removeprefix(system + "+") if arm.kind != "ungated" else "ungated"
+        label = label.replace("upper-bound", "upper bound (all tests)")
+        text = f"{label} {arm.agent.correct:.1%} / {arm.agent.buggy:.1%} / {arm.agent.nothing:.1%}"
+        if arm.kind == "ask" and arm.asking is not None:
+            text += f" (silent buggy {arm.asking.silent_buggy.estimate:.1%})"
+        return text
+
+    text = (
+        f"{system}: acted on correct / acted on buggy / got nothing: "
+        + " -> ".join(shares(arm) for arm in chain)
+        + "".join(f"; {shares(arm)} (never runs code)" for arm in structural)
+    )
+    shown = [*chain, *structural]
     return Headline(
-        system=gated.system,
-        visible_tests=visible,
-        ungated_buggy=ungated.agent.buggy,
-        gated_buggy=gated.agent.buggy,
-        gated_nothing=gated.agent.nothing,
-        text=(
-            f"acted on buggy code: ungated {ungated.agent.buggy:.1%} -> gated"
-            f" {gated.agent.buggy:.1%} ({gated.system}, gate sees {sees}{nothing})"
-        ),
+        system=system,
+        arms=[arm.name for arm in shown],
+        correct=[arm.agent.correct for arm in shown],
+        buggy=[arm.agent.buggy for arm in shown],
+        nothing=[arm.agent.nothing for arm in shown],
+        text=text,
     )
 
 

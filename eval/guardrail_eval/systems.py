@@ -9,8 +9,11 @@ none).
   one at a path) with content ids, so indexing the same pool again embeds nothing; searched by
   cosine similarity of the offline all-MiniLM-L6-v2 embeddings (or any embedding given).
 - `BM25System`: ``bm25s`` over code-aware tokens (`code_tokens` splits ``snake_case`` and
-  ``camelCase`` identifiers); exact score ties are broken by a seeded shuffle, never by corpus
-  order (which would put every canonical before its own distractors).
+  ``camelCase`` identifiers).
+
+Both order tied scores fairly (`guardrail_eval.ties`: a seeded shuffle per query, never corpus
+order, which would put every canonical before its own distractors); dense retrieval fetches past
+the depth until the score changes, so a tie across the cut-off is fair too.
 - `ReplaySystem`: a release ``results/<model>.json`` in its stored ``rank`` order, never re-sorted.
 """
 
@@ -28,7 +31,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 import bm25s
 import numpy as np
 from bm25s.stopwords import STOPWORDS_EN
-from numpy.typing import NDArray
 
 from guardrail.index import (
     AddReport,
@@ -40,6 +42,7 @@ from guardrail.index import (
 from guardrail_eval.errors import ResultsFormatError
 from guardrail_eval.pool import Pool, Query
 from guardrail_eval.results import QueryResult, ResultsFile, load_results
+from guardrail_eval.ties import fair_order, group_complete
 
 if TYPE_CHECKING:
     from chromadb.api.types import Documents, Embeddings
@@ -151,6 +154,7 @@ class DenseSystem(_WholePoolSystem):
     Args:
         embedding: a sentence-transformers embedding; default: the offline MiniLM.
         index_dir: a persistent index directory; None keeps the index in memory.
+        seed: seeds the order of tied scores.
         name: the system's name in reports.
     """
 
@@ -159,10 +163,12 @@ class DenseSystem(_WholePoolSystem):
         embedding: SentenceTransformerEmbedding | None = None,
         *,
         index_dir: Path | None = None,
+        seed: int = 0,
         name: str = "dense-minilm",
     ) -> None:
         self._embedding = embedding
         self._index_dir = index_dir
+        self._seed = seed
         super().__init__(name)
         self._indexes: dict[str, CodeIndex] = {}
         self.index_report: AddReport | None = None
@@ -188,10 +194,20 @@ class DenseSystem(_WholePoolSystem):
 
     def retrieve(self, pool: Pool, query: Query, depth: int) -> Retrieval:
         index = self.index_for(pool)
-        found = index.search(query.query, k=min(depth, len(pool.corpus)))
+        size = len(pool.corpus)
+        fetch = min(depth + 1, size)
+        while True:
+            found = index.search(query.query, k=fetch)
+            ordered = sorted((float(c.score or 0.0) for c in found), reverse=True)
+            if fetch >= size or group_complete(ordered, min(depth, size)):
+                break
+            fetch = min(2 * fetch, size)
+        order = fair_order(
+            [float(c.score or 0.0) for c in found], seed=self._seed, key=query.query_id
+        )
         ranking = tuple(
-            Retrieved(str(candidate.metadata["corpus_id"]), float(candidate.score or 0.0))
-            for candidate in found
+            Retrieved(str(found[i].metadata["corpus_id"]), float(found[i].score or 0.0))
+            for i in order[:depth]
         )
         own = [*query.correct_corpus_ids, *query.paired_distractor_corpus_ids]
         scored = index.search(query.query, k=len(own), where={"corpus_id": {"$in": own}})
@@ -249,26 +265,25 @@ class BM25System(_WholePoolSystem):
     def __init__(self, *, seed: int = 0, name: str = "bm25") -> None:
         self._seed = seed
         super().__init__(name)
-        self._prepared: tuple[str, Any, list[str], NDArray[np.int64]] | None = None
+        self._prepared: tuple[str, Any, list[str]] | None = None
 
     def prepare(self, pool: Pool, on_progress: IndexProgress | None = None) -> None:
         ids = list(pool.corpus)
         model = bm25s.BM25()
         model.index([code_tokens(pool.corpus[cid].code) for cid in ids], show_progress=False)
-        tie_break = np.random.default_rng(self._seed).permutation(len(ids))
-        self._prepared = (_collection_name(pool), model, ids, tie_break)
+        self._prepared = (_collection_name(pool), model, ids)
         if on_progress is not None:
             on_progress(len(ids), len(ids))
 
     def retrieve(self, pool: Pool, query: Query, depth: int) -> Retrieval:
         if self._prepared is None or self._prepared[0] != _collection_name(pool):
             raise RuntimeError(f"{self.name}: prepare(pool) was not called for pool {pool.name!r}")
-        _, model, ids, tie_break = self._prepared
+        _, model, ids = self._prepared
         tokens = code_tokens(query.query)
         scores = (
             np.asarray(model.get_scores(tokens), dtype=np.float64) if tokens else np.zeros(len(ids))
         )
-        order = np.lexsort((tie_break, -scores))[:depth]
+        order = fair_order(scores, seed=self._seed, key=query.query_id)[:depth]
         ranking = tuple(Retrieved(ids[i], float(scores[i])) for i in order)
         position = {cid: i for i, cid in enumerate(ids)}
         own = [*query.correct_corpus_ids, *query.paired_distractor_corpus_ids]

@@ -37,20 +37,28 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_eval_of_a_pool_folder_writes_every_output(tmp_path: Path) -> None:
     out = tmp_path / "out"
     arguments = ["eval", "--pool", str(RELEASE), "--system", "bm25", "--out", str(out)]
-    result = runner.invoke(app, [*arguments, "--visible-tests", "all", "--visible-tests", "1"])
-    assert result.exit_code == 0, result.output
-    assert "acted on buggy code: ungated 66.7% -> gated 0.0% (bm25, gate sees all tests)" in (
-        result.stdout
+    result = runner.invoke(
+        app, [*arguments, "--visible-tests", "1", "--draws", "2", "--questions", "1"]
     )
-    assert "(bm25, gate sees the first 1 test(s))" in result.stdout
-    assert "bm25+gate-visible1" in result.stdout
+    assert result.exit_code == 0, result.output
+    headline = result.stdout.splitlines()[0]
+    assert headline.startswith("bm25: acted on correct / acted on buggy / got nothing: ungated")
+    assert "-> upper bound (all tests) 100.0% / 0.0% / 0.0%" in headline
+    assert "+visible1" in result.stdout and "+upper-bound" in result.stdout
     names = sorted(p.name for p in (out / "results").iterdir())
-    assert names == ["bm25+gate-visible1.json", "bm25+gate.json", "bm25.json"]
+    expected = [
+        "bm25+structural", "bm25+upper-bound", "bm25+visible1", "bm25+visible1+ask1", "bm25"
+    ]  # fmt: skip
+    assert names == sorted(f"{name}.json" for name in expected)
     for name in names:
         results = load_results(out / "results" / name)
         assert results.metrics == recompute_metrics(results, rounded=True)
     summary = json.loads((out / "summary.json").read_text())
-    assert [arm["name"] for arm in summary["arms"]] == ["bm25", "bm25+gate", "bm25+gate-visible1"]
+    assert [arm["name"] for arm in summary["arms"]] == [
+        "bm25", "bm25+structural", "bm25+upper-bound", "bm25+visible1", "bm25+visible1+ask1"
+    ]  # fmt: skip
+    assert "-> visible1+ask1 " in headline and "(silent buggy " in headline
+    assert summary["arms"][3]["draws"] == 2
     assert (out / "report.md").is_file() and (out / "report.html").is_file()
 
 
@@ -58,7 +66,7 @@ def test_eval_of_a_pool_folder_writes_every_output(tmp_path: Path) -> None:
 def test_replay_alone_runs_no_other_system() -> None:
     result = runner.invoke(app, ["eval", "--pool", str(RELEASE), "--replay", str(RESULTS)])
     assert result.exit_code == 0, result.output
-    assert "(fixture__toy-minilm, gate sees all tests)" in result.stdout
+    assert result.stdout.startswith("fixture__toy-minilm: acted on correct")
     assert "dense-minilm" not in result.stdout and "bm25" not in result.stdout
 
 
@@ -80,10 +88,12 @@ def test_no_arguments_runs_the_builtin_pool_dense_and_gated(
     result = runner.invoke(app, ["eval"])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("acted on buggy code: ungated ")
-    assert lines[0].endswith("-> gated 0.0% (dense-minilm, gate sees all tests)")
-    assert f"pool builtin: {small_builtin} queries" in result.stdout
-    assert "dense-minilm+gate" in result.stdout
+    assert lines[0].startswith("dense-minilm: acted on correct / acted on buggy / got nothing:")
+    assert " -> visible1 " in lines[0] and " -> upper bound (all tests) " in lines[0]
+    assert "(never runs code)" in lines[0]
+    assert f"dense-minilm on builtin: {small_builtin} queries" in result.stdout
+    for arm in ["ungated", "+structural", "+upper-bound", "+visible1"]:
+        assert f"  {arm} " in result.stdout
     assert (cache_dir / "eval-index").is_dir()  # the dense index is kept for the next run
     again = runner.invoke(app, ["eval"])
     assert again.exit_code == 0, again.output
@@ -96,7 +106,8 @@ def test_no_arguments_runs_the_builtin_pool_dense_and_gated(
         (["--pool", str(FIXTURES / "malformed" / "bad_json_line3")], "corpus.jsonl:3: not valid"),
         (["--pool", str(FIXTURES / "malformed" / "missing_field_line2")], "queries.jsonl:2:"),
         (["--pool", "no/such/folder"], "no such pool folder"),
-        (["--pool", str(RELEASE), "--visible-tests", "0"], "--visible-tests must be 'all'"),
+        (["--pool", str(RELEASE), "--visible-tests", "0"], "--visible-tests must be a whole"),
+        (["--pool", str(RELEASE), "--visible-tests", "all"], "the upper bound) always runs"),
         (["--pool", str(RELEASE), "--fetch-k", "0"], "--fetch-k must be at least 1"),
         (["--pool", str(RELEASE), "--replay", "missing.json"], "no such results file"),
         (["--pool", str(FIXTURES / "flat"), "--replay", str(RESULTS)], "is not in pool 'flat'"),
@@ -133,12 +144,15 @@ def test_help_lists_the_options_and_the_build_command() -> None:
         assert option in result.stdout
     for option in ["--out", "--image", "--timeout", "--no-cache", "--seed", "build-pool"]:
         assert option in result.stdout
+    for option in ["--draws", "--sweep"]:
+        assert option in result.stdout
 
 
 @pytest.mark.parametrize(
     "arguments",
     [
         ["--seed", "-1"],
+        ["--draws", "0"],
         ["--timeout", "nan"],
         ["--timeout", "1e10"],
         ["build-pool", "builtin", "--seed", "-1"],
@@ -148,7 +162,8 @@ def test_help_lists_the_options_and_the_build_command() -> None:
 def test_numbers_out_of_range_exit_2_before_anything_runs(arguments: list[str]) -> None:
     result = runner.invoke(app, ["eval", *arguments])
     assert result.exit_code == 2, result.output
-    assert ("--seed" if "--seed" in arguments else "--timeout") in result.stderr
+    named = next(arg for arg in arguments if arg.startswith("--"))
+    assert named in result.stderr
 
 
 # Pool text aimed at the outputs: every bug type also holds mathtext that does not parse, so any
@@ -201,14 +216,14 @@ def test_pool_text_is_plain_text_in_every_output(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert not RAW.search(result.output.replace("\n", ""))
-    assert "pool pool [blink]x $y$ <b>b:" in result.stdout  # the table title, not markup
+    assert "bm25 on pool [blink]x $y$ <b>b:" in result.stdout  # the table title, not markup
 
     summary_text = (out / "summary.json").read_text(encoding="utf-8")
     summary = json.loads(summary_text)
     misses = {bug for arm in summary["arms"] for bug in arm["rank1_misses"]["by_bug_type"]}
     assert misses and misses <= set(HOSTILE_BUG_TYPES)  # the exact strings
     pool = load_pool(folder)
-    for name in ["bm25", "bm25+gate"]:
+    for name in ["bm25", "bm25+upper-bound", "bm25+visible1"]:
         results = load_results(out / "results" / f"{name}.json")
         for query in results.per_query:
             assert query.query_id in {q.query_id for q in pool.queries}
@@ -226,7 +241,7 @@ def test_pool_text_is_plain_text_in_every_output(tmp_path: Path) -> None:
     for bug in misses:
         assert safetext.markdown(safetext.one_line(bug, 60)) in markdown_text
         assert safetext.html(safetext.one_line(bug, 60)) in page
-    assert len(re.findall(r"data:image/png;base64,", page)) == 3
+    assert len(re.findall(r"data:image/png;base64,", page)) == 4
 
 
 def test_a_lone_surrogate_in_a_pool_is_refused_with_its_line(tmp_path: Path) -> None:
@@ -249,3 +264,26 @@ def test_plot_labels_are_one_visible_capped_line() -> None:
     assert _label("_private") == " _private"  # matplotlib would drop it from the legend
     assert _label("a\nb $x$ \x1b") == "a\\nb $x$ \\x1b"
     assert len(_label("x" * 500)) <= 60
+
+
+def test_the_terminal_table_never_folds_a_number_at_80_columns() -> None:
+    """Before: a p95 of 5,176 ms was folded over two lines and read as 517."""
+    from rich.console import Console
+
+    from guardrail_eval.cli import summary_tables
+    from guardrail_eval.summary import Summary
+
+    summary = Summary.model_validate_json((FIXTURES / "summary_arms.json").read_text())
+    gated = next(arm for arm in summary.arms if arm.gate_cost is not None)
+    assert gated.gate_cost is not None
+    gated.gate_cost.latency_p50_ms, gated.gate_cost.latency_p95_ms = 1234.4, 5176.4
+    console = Console(width=80, record=True, force_terminal=False)
+    for table in summary_tables(summary):
+        console.print(table)
+    text = console.export_text()
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert "1234/5176" in text
+    for arm in summary.arms:
+        row = next(line for line in text.splitlines() if line.strip().startswith(
+            arm.name.removeprefix(arm.system) or "ungated"))  # fmt: skip
+        assert f"{arm.intervals['agent_buggy'].estimate:.1%}" in row

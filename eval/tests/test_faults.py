@@ -353,7 +353,7 @@ def eval_with(
         return Gate(sandbox, cache=False)
 
     monkeypatch.setattr(eval_cli, "build_gate", own_gate)
-    arguments = ["--system", "bm25", "--visible-tests", "all", "--visible-tests", "1"]
+    arguments = ["--system", "bm25", "--visible-tests", "1", "--draws", "1", "--questions", "0"]
     result = runner.invoke(app, ["eval", *arguments, "--out", str(out)])
     assert (out / "summary.json").is_file(), (result.output, result.exception)
     return result.exit_code, result.output, json.loads((out / "summary.json").read_text())

@@ -149,17 +149,19 @@ def test_the_cli_refuses_an_earlier_run_before_anything_runs(
 def test_a_forced_rerun_leaves_no_stale_result_next_to_the_new_summary(tmp_path: Path) -> None:
     out = tmp_path / "out"
     arguments = ["eval", "--pool", str(RELEASE), "--system", "bm25", "--out", str(out)]
-    first = runner.invoke(app, [*arguments, "--visible-tests", "all", "--visible-tests", "1"])
+    arguments += ["--draws", "1"]
+    first = runner.invoke(app, [*arguments, "--questions", "1"])
     assert first.exit_code == 0, first.output
-    assert len(list((out / "results").iterdir())) == 3
-    again = runner.invoke(app, arguments)
+    assert len(list((out / "results").iterdir())) == 5  # ... and bm25+visible1+ask1
+    again = runner.invoke(app, [*arguments, "--questions", "0"])
     assert again.exit_code == 2, again.output
-    forced = runner.invoke(app, [*arguments, "--force"])
+    forced = runner.invoke(app, [*arguments, "--questions", "0", "--force"])
     assert forced.exit_code == 0, forced.output
+    arms = ["bm25", "bm25+structural", "bm25+upper-bound", "bm25+visible1"]
     names = sorted(path.name for path in (out / "results").iterdir())
-    assert names == ["bm25+gate.json", "bm25.json"]
+    assert names == sorted(f"{arm}.json" for arm in arms)
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert [arm["name"] for arm in summary["arms"]] == ["bm25", "bm25+gate"]
+    assert [arm["name"] for arm in summary["arms"]] == arms
     assert sorted(path.name for path in out.iterdir()) == [
         "report.html",
         "report.md",

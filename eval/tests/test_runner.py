@@ -12,6 +12,7 @@ from guardrail.gate import Gate, Policy
 from guardrail.index import SentenceTransformerEmbedding
 from guardrail.sandbox.docker import DockerSandbox
 from guardrail.verdict import Reason, Status
+from guardrail_eval.arms import ArmKind, QueryOutcome
 from guardrail_eval.errors import EvalSettingError
 from guardrail_eval.metrics import agent_view, compute_metrics
 from guardrail_eval.pool import Pool, load_pool
@@ -19,7 +20,6 @@ from guardrail_eval.results import load_results
 from guardrail_eval.runner import (
     EvalRun,
     EvalSettings,
-    QueryOutcome,
     SystemRun,
     parse_visible_tests,
     run_eval,
@@ -49,7 +49,7 @@ def shared_gate(
 
 @pytest.fixture(scope="module")
 def run(pool: Pool, shared_gate: Gate, minilm: SentenceTransformerEmbedding) -> EvalRun:
-    """Dense, BM25 and the fixture's replay; the gate sees all tests, then only the first."""
+    """Dense, BM25 and the fixture's replay; every arm, one random visible test in two draws."""
     systems: list[RetrievalSystem] = [
         DenseSystem(minilm),
         BM25System(),
@@ -60,10 +60,11 @@ def run(pool: Pool, shared_gate: Gate, minilm: SentenceTransformerEmbedding) -> 
         pool,
         systems,
         shared_gate,
-        EvalSettings(visible_tests=(None, 1)),
+        EvalSettings(visible_tests=(1,), draws=2),
         on_progress=lambda stage, done, total: stages.append(stage),
     )
-    assert any("gating (visible tests: 1)" in stage for stage in stages)
+    assert any("gating (visible1)" in stage for stage in stages)
+    assert any("gating (upper-bound)" in stage for stage in stages)
     return result
 
 
@@ -71,19 +72,35 @@ def _system(run: EvalRun, name: str) -> SystemRun:
     return next(system for system in run.systems if system.system == name)
 
 
-def test_every_system_has_an_ungated_and_two_gated_arms(run: EvalRun) -> None:
+def test_every_system_has_its_four_arms(run: EvalRun) -> None:
     assert [s.system for s in run.systems] == ["dense-minilm", "bm25", "fixture__toy-minilm"]
     names = [arm.name for arm in run.arms]
-    assert names[:3] == ["dense-minilm", "dense-minilm+gate", "dense-minilm+gate-visible1"]
-    assert all(len(arm.outcomes) == 3 for arm in run.arms)
+    assert names[:4] == [
+        "dense-minilm", "dense-minilm+structural", "dense-minilm+upper-bound",
+        "dense-minilm+visible1",
+    ]  # fmt: skip
+    assert all(len(arm.outcomes) == 3 * arm.draws for arm in run.arms)
+    assert [arm.draws for arm in run.arms[:4]] == [1, 1, 1, 2]
     assert all(len(outcome.items) == 10 for arm in run.arms if not arm.gated
                for outcome in arm.outcomes)  # fmt: skip
+
+
+def test_the_structural_arm_runs_nothing_and_reorders_the_same_snippets(run: EvalRun) -> None:
+    for system in run.systems:
+        ungated, structural = system.arms[0], system.arms[1]
+        for plain, picked in zip(ungated.outcomes, structural.outcomes, strict=True):
+            assert {i.corpus_id for i in plain.items} == {i.corpus_id for i in picked.items}
+            assert all(item.gate_verdict is None for item in picked.items)
+            assert picked.cost is None
+            moved = picked.items[0]
+            rest = [item for item in plain.items if item.corpus_id != moved.corpus_id]
+            assert list(picked.items[1:]) == rest  # the rest in retrieval order
 
 
 def test_gated_exec_at_1_is_never_below_ungated(run: EvalRun) -> None:
     for system in run.systems:
         ungated = compute_metrics(system.ungated.ranked_queries(run.pool))
-        gated = compute_metrics(system.gated[0].ranked_queries(run.pool))
+        gated = compute_metrics(system.arms[2].ranked_queries(run.pool))
         assert gated["exec@1"] >= ungated["exec@1"]
         assert gated["exec@1"] == 1.0  # every top 10 of this fixture holds its canonical
     assert compute_metrics(_system(run, "fixture__toy-minilm").ungated.ranked_queries(run.pool))[
@@ -102,13 +119,13 @@ def test_the_gate_never_hands_over_a_candidate_that_failed(run: EvalRun) -> None
                 assert all(d.gate_verdict is not None and not d.gate_verdict.verified
                            for d in outcome.dropped)  # fmt: skip
                 assert len(outcome.items) + len(outcome.dropped) == 10
-    all_tests = [arm for arm in run.arms if arm.gated and arm.visible is None]
+    all_tests = [arm for arm in run.arms if arm.kind is ArmKind.UPPER_BOUND]
     assert all(item.passes_all_tests for arm in all_tests for o in arm.outcomes for item in o.items)
 
 
 def test_hidden_tests_decide_what_counts_as_correct(run: EvalRun) -> None:
-    arm = _system(run, "fixture__toy-minilm").gated[1]
-    assert arm.name == "fixture__toy-minilm+gate-visible1"
+    arm = _system(run, "fixture__toy-minilm").arms[3]
+    assert arm.name == "fixture__toy-minilm+visible1"
     handed = [item for outcome in arm.outcomes for item in outcome.items]
     assert all(item.gate_verdict is not None and len(item.gate_verdict.tests) == 1
                for item in handed)  # fmt: skip
@@ -154,7 +171,7 @@ def _refused_on_the_host(outcome: QueryOutcome) -> int:
 
 
 def test_gate_cost_is_recorded_per_query(run: EvalRun) -> None:
-    first = _system(run, "dense-minilm").gated[0]
+    first = _system(run, "dense-minilm").arms[2]
     costs = [outcome.cost for outcome in first.outcomes]
     assert all(cost is not None and cost.latency_s > 0 for cost in costs)
     assert sum(cost.sandbox_runs for cost in costs if cost is not None) > 0
@@ -163,8 +180,12 @@ def test_gate_cost_is_recorded_per_query(run: EvalRun) -> None:
             assert outcome.cost is not None
             # Each of the 10 is run, cached, or refused on the host (an unsafe alias: nothing ran)
             refused = _refused_on_the_host(outcome)
-            assert outcome.cost.cache_hits + outcome.cost.sandbox_runs + refused == 10
-    later = _system(run, "bm25").gated[0]  # mostly the dense run's snippets and specs: cached
+            judged = outcome.cost.cache_hits + outcome.cost.sandbox_runs + refused
+            if outcome.silent is None:  # the gate did not ask
+                assert judged == 10
+            else:  # asking runs the verified candidates on its probes too
+                assert judged >= 10
+    later = _system(run, "bm25").arms[2]  # mostly the dense run's snippets and specs: cached
     assert sum(o.cost.cache_hits for o in later.outcomes if o.cost is not None) > 0
     assert run.sandbox_runs < run.verifications
     assert set(run.timings) >= {"dense-minilm.index_s", "bm25.gate_s", "bm25.ground_truth_s"}
@@ -173,21 +194,22 @@ def test_gate_cost_is_recorded_per_query(run: EvalRun) -> None:
 def test_without_a_cache_each_pair_still_runs_once(
     pool: Pool, docker_sandbox: DockerSandbox
 ) -> None:
-    result = run_eval(pool, [BM25System()], Gate(docker_sandbox, cache=False))
+    settings = EvalSettings(visible_tests=())
+    result = run_eval(pool, [BM25System()], Gate(docker_sandbox, cache=False), settings)
     # the gate judged each query's top 10 against all tests; ground truth reused every verdict;
     # a candidate whose alias would be unsafe is refused on the host and never runs
-    refused = sum(_refused_on_the_host(o) for o in result.systems[0].gated[0].outcomes)
+    gated = result.systems[0].arms[2]
+    refused = sum(_refused_on_the_host(o) for o in gated.outcomes)
     assert result.sandbox_runs == 3 * 10 - refused
     assert result.cache == "off"
-    gated = result.systems[0].gated[0]
     assert all(o.cost is not None and o.cost.cache_hits == 0 for o in gated.outcomes)
 
 
 def test_an_abstaining_gate_hands_over_nothing(pool: Pool, shared_gate: Gate) -> None:
     replay = ReplaySystem.load(RESULTS, pool)
-    settings = EvalSettings(fetch_k=1, policy=Policy.ABSTAIN)
+    settings = EvalSettings(fetch_k=1, policy=Policy.ABSTAIN, visible_tests=())
     result = run_eval(pool, [replay], shared_gate, settings)
-    gated = result.systems[0].gated[0]
+    gated = result.systems[0].arms[2]
     # the stored rank 1 is a distractor for q_0001 and q_0004 and the canonical for q_0002
     assert [len(outcome.items) for outcome in gated.outcomes] == [0, 1, 0]
     view = agent_view(gated.ranked_queries(pool))
@@ -196,12 +218,12 @@ def test_an_abstaining_gate_hands_over_nothing(pool: Pool, shared_gate: Gate) ->
 
 
 def test_visible_tests_setting_is_parsed_and_checked() -> None:
-    assert parse_visible_tests("all") is None
-    assert parse_visible_tests(" ALL ") is None
-    assert parse_visible_tests("3") == 3
-    for bad in ["0", "-1", "two", ""]:
-        with pytest.raises(EvalSettingError, match="--visible-tests must be 'all'"):
+    assert parse_visible_tests(" 3 ") == 3
+    for bad in ["0", "-1", "two", "", "all"]:
+        with pytest.raises(EvalSettingError, match="--visible-tests must be a whole number"):
             parse_visible_tests(bad)
+    with pytest.raises(EvalSettingError, match="--draws must be at least 1"):
+        EvalSettings(draws=0)
     with pytest.raises(EvalSettingError, match="--fetch-k must be at least 1"):
         EvalSettings(fetch_k=0)
     with pytest.raises(EvalSettingError, match="repeated"):

@@ -193,3 +193,52 @@ def test_build_systems_follows_the_choices() -> None:
         build_systems(pool, [])
     with pytest.raises(EvalSettingError, match="share the name 'fixture__toy-minilm'"):
         build_systems(pool, [], [RESULTS, RESULTS])
+
+
+def _truncated_tie_pool() -> Pool:
+    """Six snippets that differ only past MiniLM's 256 tokens (so they embed identically)."""
+    head = "def below(x, y):\n    # " + "compare the two numbers carefully " * 60 + "\n"
+    tails = ["x < y", "x <= y", "x > y", "y < x", "x == y", "x != y"]
+    corpus = {
+        f"c_{n}": CorpusEntry(
+            corpus_id=f"c_{n}",
+            code=f"{head}    return {tail}\n",
+            label="correct" if n == 0 else "incorrect",
+            bug_type=None if n == 0 else "wrong_operator",
+        )
+        for n, tail in enumerate(tails)
+    }
+    corpus["c_9"] = CorpusEntry(
+        corpus_id="c_9", code="def shout(text):\n    return text.upper()\n", label="correct"
+    )
+    query = Query(
+        query_id="q_1",
+        query="compare the two numbers: is x below y",
+        test_suite=["assert below(1, 2)", "assert not below(2, 2)"],
+        correct_corpus_ids=["c_0"],
+        paired_distractor_corpus_ids=[f"c_{n}" for n in range(1, 6)],
+    )
+    return Pool(name="truncated-ties", corpus=corpus, queries=[query])
+
+
+def test_dense_ties_past_the_depth_are_fetched_and_shuffled_by_seed(
+    minilm: SentenceTransformerEmbedding,
+) -> None:
+    """Before: Chroma's top 3 of six equal scores decided who was retrieved, and corpus order
+    put the canonical first. Now the whole tied group is fetched, then shuffled per seed."""
+    pool = _truncated_tie_pool()
+    query = pool.queries[0]
+    retrieved: set[str] = set()
+    firsts: set[str] = set()
+    for seed in range(12):
+        system = DenseSystem(minilm, seed=seed)
+        system.prepare(pool)
+        retrieval = system.retrieve(pool, query, depth=3)
+        assert len(retrieval.ranking) == 3
+        scores = [item.score for item in retrieval.ranking]
+        assert max(scores) - min(scores) <= 1e-6 * max(scores)  # a real tie
+        retrieved |= {item.corpus_id for item in retrieval.ranking}
+        firsts.add(retrieval.ranking[0].corpus_id)
+        assert system.retrieve(pool, query, depth=3) == retrieval  # seeded: reproducible
+    assert retrieved == {f"c_{n}" for n in range(6)}  # every tied snippet can be retrieved
+    assert len(firsts) > 2 and firsts != {"c_0"}

@@ -3,7 +3,8 @@
 ``guardrail audit PATH`` (indexes PATH first, as ``guardrail index`` would; unchanged files embed
 nothing) or ``guardrail audit --collection NAME`` (an existing index) is the ``tree`` command of
 the ``audit`` group: a first argument that names no subcommand goes to ``tree``, so further
-audits (``guardrail audit retriever``) are subcommands of the same group, each in its own module.
+audits are subcommands of the same group, each in its own module: ``guardrail audit retriever``
+(`guardrail.cli.audit_retriever`) runs a user's own retriever through the eval.
 
 Exit codes:
 
@@ -33,6 +34,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.text import Text
 
+from guardrail.cli import audit_retriever
 from guardrail.cli.common import console, err_console, fail, reporting_errors
 from guardrail.cli.index import (
     ChromaUrlOption,
@@ -76,11 +78,15 @@ class _TreeByDefault(typer.core.TyperGroup):
 app = typer.Typer(
     cls=_TreeByDefault,
     name="audit",
-    help="Find near-clones a retriever cannot tell apart that behave differently:"
-    " `guardrail audit PATH` or `guardrail audit --collection NAME` (the tree command).",
+    help="Audits with execution evidence: `guardrail audit PATH` or `guardrail audit"
+    " --collection NAME` (the tree command) finds near-clones a retriever cannot tell apart that"
+    " behave differently; `guardrail audit retriever` runs your own retriever through the eval.",
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+audit_retriever.register(app)
 
 
 class FailOn(StrEnum):

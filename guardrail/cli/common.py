@@ -58,6 +58,11 @@ def _line(label: str, style: str, message: str) -> None:
     )
 
 
+def warn(message: str) -> None:
+    """Print one ``warning:`` line; the exit code does not change."""
+    _line("warning:", "bold yellow", message)
+
+
 def fail(message: str, *, hint: str = "", code: int = EXIT_BAD_INPUT) -> NoReturn:
     """Print one ``error:`` line and an optional hint line, then exit with ``code``."""
     _line("error:", "bold red", message)
@@ -105,7 +110,7 @@ def _show_warning(default: Callable[..., None]) -> Callable[..., None]:
         line: str | None = None,
     ) -> None:
         if issubclass(category, CacheWarning):
-            _line("warning:", "bold yellow", str(message))
+            warn(str(message))
         else:
             default(message, category, filename, lineno, file, line)
 

@@ -98,7 +98,8 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     """Search the index and verify what comes back in the Docker sandbox, verified first.
 
     Failed candidates are never handed over (they are listed as dropped; candidates the policy
-    kept beyond -k are left out). Exit code 0 when
+    kept beyond -k are left out). When verified candidates disagree on an input the gate tried,
+    the question follows the table, with a test to add for each answer. Exit code 0 when
     something is handed over, 1 when nothing is, 2 on bad input, 3 when the sandbox is
     unavailable.
     """
@@ -141,10 +142,16 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
             "abstained": result.abstained,
             "results": [_row(item, resolved, rank) for rank, item in enumerate(handed, 1)],
             "dropped": [_row(item, resolved, None) for item in dropped],
+            "question": None
+            if result.question is None
+            else result.question.model_dump(mode="json"),
         }
         typer.echo(dumps_json(payload, ascii_only=True))
     else:
         console.print(_table(query, result, handed, dropped, resolved))
+        if result.question is not None:
+            # Plain text, never markup: the values and ids in it come from candidates.
+            console.print(Text(result.question.render()))
     if not handed:
         raise typer.Exit(EXIT_NONE_VERIFIED)
 

@@ -1,12 +1,15 @@
-"""What a candidate returns on an input, observed by the judge: ``__observe__(lambda: f(3))``.
+"""What a candidate returns on an input, observed by the judge: ``__observe__(thunk, *args)``.
 
-A probe test (`guardrail.probes`) hands the judge's `Observer` a thunk that calls the candidate.
+A probe test (`guardrail.probes`) hands the judge's `Observer` a thunk that calls the candidate
+and the probe's arguments (``__observe__(lambda *a, **k: f(*a, **k), [3, 1], k=2)``).
 The observer calls it and records, in the judge only, what came back:
 
 * ``value``: the result is plain data (the codec's exact builtin types, no handle anywhere in
   it); its text is the judge's own ``repr`` of the decoded value (capped), and its key the
   sha256 of `key_text`, a canonical form under which values that compare equal (``1``, ``1.0``
-  and ``True``; a set in any order; a dict in any order) give one key;
+  and ``True``; a set in any order; a dict in any order) give one key; when the probe passed
+  mutable arguments (a list, a dict...), ``after`` holds their reprs once the call returned
+  (what the candidate changed in place, written back by the judge), and the key covers them;
 * ``raises``: the candidate raised; the text is the exception's type name as identifier
   characters (the only part of it the candidate chose that is kept);
 * nothing: the result is a candidate object (a handle: a generator, an instance) or a judge
@@ -30,7 +33,7 @@ import math
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from .codec import Unserialisable, encode
+from .codec import MUTABLE, Unserialisable, encode
 from .exceptions import CandidateRaisedBase, safe_name
 
 __all__ = ["OBSERVER", "TEXT_LIMIT", "Observer", "key_of", "key_text"]
@@ -45,23 +48,29 @@ class Observer:
 
     def __init__(self, fail: Callable[..., NoReturn]) -> None:
         self.fail = fail  # the judge's `Calls.fail`: raises its fault
-        self.seen: dict[str, str] | None = None
+        self.seen: dict[str, Any] | None = None
 
-    def __call__(self, thunk: Callable[[], Any]) -> None:
+    def __call__(self, thunk: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
+        """Call ``thunk(*args, **kwargs)`` (the arguments are the judge's own objects, so what
+        the candidate changed in place is written back into them) and record what it gave,
+        with the state afterwards of each mutable argument (`MUTABLE`), in order."""
         try:
-            value = thunk()
+            value = thunk(*args, **kwargs)
         except (Exception, CandidateRaisedBase) as exc:  # never the judge's faults
             name = safe_name(type(exc).__name__)
             self.seen = {"kind": "raises", "text": name, "key": f"raises:{name}"}
             return
+        after = [arg for arg in (*args, *kwargs.values()) if type(arg) in MUTABLE]
         try:
             encode(value)  # no hook: a handle or a judge object anywhere in it is refused
-            key = key_of(value)
+            key = key_of((value, tuple(after)) if after else value)
         except (Unserialisable, RecursionError) as exc:
             self.fail("unserialisable", f"the result cannot be observed: {exc}", sticky=False)
         self.seen = {"kind": "value", "text": _shown(value), "key": key}
+        if after:
+            self.seen["after"] = [_shown(arg) for arg in after]
 
-    def take(self) -> dict[str, str] | None:
+    def take(self) -> dict[str, Any] | None:
         """The current test's observation (None if it made none), and forget it."""
         seen, self.seen = self.seen, None
         return seen

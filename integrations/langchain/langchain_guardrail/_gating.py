@@ -23,6 +23,7 @@ from guardrail.integration import (
     check_tests,
     plan_gate,
     public_metadata,
+    question_metadata,
     verdict_from_metadata,
 )
 from guardrail.spec import Spec
@@ -120,8 +121,10 @@ def gated_documents(
     *,
     include_paths: bool = False,
 ) -> list[Document]:
-    """The Documents the policy kept, in its order, at most ``limit``, each with its verdict;
-    host paths left out of their metadata unless ``include_paths`` (`public_metadata`)."""
+    """The Documents the policy kept, in its order, at most ``limit``, each with its verdict
+    and the gate's question (``metadata["guardrail_question"]``, when it asked); host paths left
+    out of their metadata unless ``include_paths`` (`public_metadata`)."""
+    question = question_metadata(result)
     # Copies: documents the caller handed in are never modified.
     return [
         document.model_copy(
@@ -129,6 +132,7 @@ def gated_documents(
                 "metadata": {
                     **public_metadata(document.metadata, include_paths=include_paths),
                     METADATA_KEY: metadata,
+                    **question,
                 }
             }
         )

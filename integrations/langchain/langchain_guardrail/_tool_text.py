@@ -6,6 +6,9 @@ and the code. The first sentence says what the agent may do with the results: us
 know that code verified only by its own doctests was not checked against the request; import a
 function that exists but could not run here for want of its module, rather than rewrite it.
 
+When the gate asked (the verified results disagree on an input), its question follows the first
+sentence, with a ready-to-paste test for each answer.
+
 Code, names, paths and messages come from the index and from candidates: each is one cleaned,
 capped line (`guardrail.safetext`), and code sits in a fence longer than any run of backticks
 inside it, so a snippet cannot close its block and write a forged ``VERIFIED`` label.
@@ -19,7 +22,7 @@ from typing import Any
 
 from langchain_core.documents import Document
 
-from guardrail.integration import METADATA_KEY
+from guardrail.integration import METADATA_KEY, question_from_metadata
 from guardrail.safetext import clean, one_line
 from guardrail.sources import SpecSource
 from guardrail.verdict_text import describe, is_verified, lacks_context, where_it_lives
@@ -49,7 +52,22 @@ def render_for_llm(
     """
     yours = "your tests" if tests else "the retriever's tests"
     blocks = [_block(number, d, yours) for number, d in enumerate(documents, start=1)]
-    return "\n\n".join([_head(one_line(repr(query)), documents, yours, bool(tests)), *blocks])
+    head = _head(one_line(repr(query)), documents, yours, bool(tests))
+    return "\n\n".join([head, *_question(documents), *blocks])
+
+
+def _question(documents: Sequence[Document]) -> list[str]:
+    """The gate's question, when verified results disagree: rendered again from the validated
+    model (never a stored text), with each answer's test ready to paste."""
+    question = question_from_metadata(documents[0].metadata) if documents else None
+    if question is None:
+        return []
+    return [
+        "The verified results do not agree, so passing your tests does not settle which is"
+        " right. Decide (or ask the user) which answer below is wanted, add its test to your"
+        " tests and call this tool again; until then do not rely on any single result.\n"
+        + question.render()
+    ]
 
 
 def _head(quoted: str, documents: Sequence[Document], yours: str, tested: bool) -> str:

@@ -168,6 +168,7 @@ def test_verdict_metadata_survives_json_serialisation(
         "outcome": "pass",
         "detail": "",
         "fault": None,
+        "observed": None,
     }
 
 

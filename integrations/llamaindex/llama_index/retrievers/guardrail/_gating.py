@@ -4,7 +4,8 @@ No verification logic lives here. `GateSettings.plan` turns retrieved nodes into
 `Candidate` objects and picks their specs with `guardrail.integration.plan_gate`; the caller hands
 ``plan.candidates`` and ``plan.specs`` to `Gate.gate` or `Gate.agate` (the only difference between
 the sync and async paths), and `gated_nodes` turns the answer back into copies of the nodes
-carrying their verdict under ``metadata["guardrail"]``.
+carrying their verdict under ``metadata["guardrail"]`` (and the gate's question, when it asked,
+under ``metadata["guardrail_question"]``).
 
 What an LLM reads of a gated node (``get_content(MetadataMode.LLM)``, as response synthesis
 does) is its code under a few lines of metadata: ``guardrail_verdict`` (status and what it was
@@ -25,11 +26,13 @@ from guardrail.gate import Candidate, Gate, GateResult, Policy
 from guardrail.integration import (
     METADATA_KEY,
     PATH_KEYS,
+    QUESTION_KEY,
     GatePlan,
     Tests,
     check_tests,
     plan_gate,
     public_metadata,
+    question_metadata,
     verdict_from_metadata,
 )
 from guardrail.spec import Spec
@@ -51,6 +54,7 @@ VERDICT_TEXT_KEY = "guardrail_verdict"
 
 LLM_NOISE_KEYS = (
     METADATA_KEY,
+    QUESTION_KEY,
     "content_sha256",
     "tests",
     "tests_source",
@@ -61,7 +65,8 @@ LLM_NOISE_KEYS = (
     *PATH_KEYS,
 )
 """Metadata an LLM gains nothing from: the verdict dict (its line is `VERDICT_TEXT_KEY`), the
-index's hashes and stored tests, and what the code itself shows (docstring, signature, name)."""
+question's dict (`GuardedRetriever.last_question` renders it), the index's hashes and stored
+tests, and what the code itself shows (docstring, signature, name)."""
 
 TestProvider: TypeAlias = Callable[[str, BaseNode], Sequence[str] | Spec | None]
 """``(query, node) -> tests``: tests for one retrieved node, or ``None`` to fall back to the
@@ -144,8 +149,15 @@ def gated_nodes(
     left out of the metadata unless ``include_paths`` (`guardrail.integration.public_metadata`).
     """
     kept = plan.kept(result, limit)
+    question = question_metadata(result)
     return [
-        _with_verdict(node, metadata, score=1.0 - position / len(kept), include_paths=include_paths)
+        _with_verdict(
+            node,
+            metadata,
+            question,
+            score=1.0 - position / len(kept),
+            include_paths=include_paths,
+        )
         for position, (node, metadata) in enumerate(kept)
     ]
 
@@ -168,20 +180,30 @@ def _candidate(node: NodeWithScore) -> Candidate:
 
 
 def _with_verdict(
-    node: NodeWithScore, verdict: dict[str, Any], *, score: float, include_paths: bool
+    node: NodeWithScore,
+    verdict: dict[str, Any],
+    question: dict[str, Any],
+    *,
+    score: float,
+    include_paths: bool,
 ) -> NodeWithScore:
     # A copy: nodes the caller (or a docstore) handed in are never modified. The verdict dict is
     # for programs reading the metadata; the LLM reads its line, and neither is embedded.
     inner = node.node
     shown = public_metadata(inner.metadata, include_paths=include_paths)
     # The verdict's line first: LlamaIndex writes metadata in its order above the code.
-    metadata = {VERDICT_TEXT_KEY: describe(verdict, shown), **shown, METADATA_KEY: verdict}
+    metadata = {
+        VERDICT_TEXT_KEY: describe(verdict, shown),
+        **shown,
+        METADATA_KEY: verdict,
+        **question,
+    }
     noise = [key for key in LLM_NOISE_KEYS if key in metadata]
     copy = inner.model_copy(
         update={
             "metadata": metadata,
             "excluded_embed_metadata_keys": _plus(
-                inner.excluded_embed_metadata_keys, [METADATA_KEY, VERDICT_TEXT_KEY]
+                inner.excluded_embed_metadata_keys, [METADATA_KEY, VERDICT_TEXT_KEY, QUESTION_KEY]
             ),
             "excluded_llm_metadata_keys": _plus(inner.excluded_llm_metadata_keys, noise),
         }

@@ -23,9 +23,10 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from guardrail.gate import Gate, Policy
+from guardrail.gate import Gate, GateResult, Policy
 from guardrail.index import CodeIndex
 from guardrail.integration import GatePlan, Tests, check_tests
+from guardrail.questions import Question
 from guardrail.spec import Spec
 from llama_index.retrievers.guardrail._gating import (
     GateSettings,
@@ -130,18 +131,28 @@ class GuardedRetriever(BaseRetriever):
         self.retriever: BaseRetriever | CodeIndex = retriever
         self.fetch_k = fetch_k
         self.k = k
+        self.last_question: Question | None = None
+        """The gate's question from the latest retrieval (None: it asked nothing), also on
+        every node it returned as ``metadata["guardrail_question"]``. With concurrent calls on
+        one retriever, read the nodes' metadata instead: this is whichever finished last."""
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         plan = self._plan(query_bundle, self._fetch(query_bundle))
         result = self.settings.gate.gate(plan.candidates, plan.specs, policy=self.settings.policy)
-        return gated_nodes(plan, result, self.k, include_paths=self.settings.include_paths)
+        return self._handed_over(plan, result)
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         plan = self._plan(query_bundle, await self._afetch(query_bundle))
         result = await self.settings.gate.agate(
             plan.candidates, plan.specs, policy=self.settings.policy
         )
+        return self._handed_over(plan, result)
+
+    def _handed_over(
+        self, plan: GatePlan[NodeWithScore], result: GateResult
+    ) -> list[NodeWithScore]:
+        self.last_question = result.question
         return gated_nodes(plan, result, self.k, include_paths=self.settings.include_paths)
 
     def _plan(

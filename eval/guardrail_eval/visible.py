@@ -1,0 +1,38 @@
+"""Which tests the gate sees when tests are thin: random subsets, seeded, several draws.
+
+The first test of a suite is not a random test (it is often the simplest call): on the built-in
+pool the gate with the first test had exec@1 0.543, a random one 0.417, the last 0.186. So each
+(query, draw) gets its own seeded random permutation of the suite's tests, and the gate with N
+visible tests sees the first N of that permutation (in the suite's order). Subsets are nested
+across N within a draw (visible 2 adds one test to visible 1), so a sweep over N varies only N.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from guardrail.spec import Spec
+from guardrail_eval.pool import Pool, Query
+
+__all__ = ["DEFAULT_DRAWS", "visible_indices", "visible_spec"]
+
+DEFAULT_DRAWS = 5
+
+
+def _permutation(query: Query, draw: int, seed: int) -> list[int]:
+    digest = hashlib.sha256(f"{seed}\0{draw}\0{query.query_id}".encode()).digest()
+    rng = np.random.default_rng(int.from_bytes(digest[:8], "big"))
+    return [int(i) for i in rng.permutation(len(query.test_suite))]
+
+
+def visible_indices(query: Query, visible: int, draw: int, seed: int) -> tuple[int, ...]:
+    """The 0-based indices of the tests visible in ``draw`` (at most the whole suite), sorted."""
+    return tuple(sorted(_permutation(query, draw, seed)[:visible]))
+
+
+def visible_spec(pool: Pool, query: Query, indices: tuple[int, ...]) -> Spec:
+    """The query's spec with only the tests at ``indices`` (the rest are hidden)."""
+    tests = [query.test_suite[i] for i in indices]
+    return Spec.build(tests, pool.entry_point(query), setup=query.test_setup)
