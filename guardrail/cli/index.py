@@ -51,6 +51,27 @@ EmbeddingOption = Annotated[
 ]
 
 
+ExcludeOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude",
+        metavar="GLOB",
+        help="Leave out files and folders matching GLOB, relative to PATH (repeatable)."
+        " Gitignore-like: '*' stays within a folder, '**' spans folders, a GLOB without '/'"
+        " matches at any depth, a matching folder drops everything in it:"
+        " --exclude '**/fixtures/**' --exclude '*_pb2.py'.",
+    ),
+]
+IncludeTestsOption = Annotated[
+    bool,
+    typer.Option(
+        "--include-tests",
+        help="Also index tests, which are left out by default: folders named tests/ or"
+        " test/, and test_*.py, *_test.py, conftest.py files.",
+    ),
+]
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``index`` command to ``app``."""
     app.command("index")(index)
@@ -62,25 +83,8 @@ def index(  # noqa: PLR0917 - Typer maps parameters to options; callers never pa
     index_dir: IndexDirOption = None,
     chroma_url: ChromaUrlOption = None,
     embedding: EmbeddingOption = "minilm",
-    exclude: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--exclude",
-            metavar="GLOB",
-            help="Leave out files and folders matching GLOB, relative to PATH (repeatable)."
-            " Gitignore-like: '*' stays within a folder, '**' spans folders, a GLOB without '/'"
-            " matches at any depth, a matching folder drops everything in it:"
-            " --exclude '**/fixtures/**' --exclude '*_pb2.py'.",
-        ),
-    ] = None,
-    include_tests: Annotated[
-        bool,
-        typer.Option(
-            "--include-tests",
-            help="Also index tests, which are left out by default: folders named tests/ or"
-            " test/, and test_*.py, *_test.py, conftest.py files.",
-        ),
-    ] = False,
+    exclude: ExcludeOption = None,
+    include_tests: IncludeTestsOption = False,
 ) -> None:
     """Index every function and method of the Python files under PATH.
 
@@ -90,16 +94,28 @@ def index(  # noqa: PLR0917 - Typer maps parameters to options; callers never pa
     listed. Exit code 2 on bad input (a single PATH file that does not parse, a bad GLOB).
     """
     with reporting_errors():
-        from guardrail.index import split_tree
-
-        tree = split_tree(path, exclude=exclude or (), include_tests=include_tests)
-        if path.is_file() and tree.skipped.count:
-            fail(str(tree.skipped.files[0]))
+        tree = split_path(path, exclude=exclude, include_tests=include_tests)
         code_index = open_index(collection, index_dir, chroma_url, embedding)
-        files = {**_gone_files(code_index, path, tree), **tree.files}
-        with _progress(len(tree.snippets)) as on_progress:
-            report = code_index.replace_files(files, on_progress=on_progress)
+        report = store_tree(code_index, path, tree)
     _print_summary(path, code_index, tree, report)
+
+
+def split_path(path: Path, *, exclude: list[str] | None, include_tests: bool) -> TreeSplit:
+    """The snippets of the tree at ``path``, before any index is opened; a lone PATH file that
+    does not parse is exit 2. Shared with ``guardrail audit PATH``."""
+    from guardrail.index import split_tree
+
+    tree = split_tree(path, exclude=exclude or (), include_tests=include_tests)
+    if path.is_file() and tree.skipped.count:
+        fail(str(tree.skipped.files[0]))
+    return tree
+
+
+def store_tree(code_index: CodeIndex, path: Path, tree: TreeSplit) -> AddReport:
+    """Make ``code_index`` hold exactly ``tree`` for ``path``, with a progress bar."""
+    files = {**_gone_files(code_index, path, tree), **tree.files}
+    with _progress(len(tree.snippets)) as on_progress:
+        return code_index.replace_files(files, on_progress=on_progress)
 
 
 def _gone_files(code_index: CodeIndex, path: Path, tree: TreeSplit) -> dict[str, list[Snippet]]:

@@ -318,6 +318,23 @@ class CodeIndex:
         for _, page in _batches([key[-1] for key in order], page_size):
             yield from self.get(page)
 
+    def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """The stored embedding vector of each of these ids (unknown ids are left out).
+
+        What the retriever compares: an audit uses them to tell which snippets a query cannot
+        separate, without embedding anything again.
+        """
+        found: dict[str, list[float]] = {}
+        with self._errors("read embeddings"):
+            for _, chunk in _batches(list(ids), _LOOKUP_CHUNK):
+                result = self._collection.get(ids=chunk, include=["embeddings"])
+                vectors = result["embeddings"]
+                if vectors is None:
+                    continue
+                for id_, vector in zip(result["ids"], vectors, strict=True):
+                    found[id_] = [float(x) for x in vector]
+        return found
+
     def count(self) -> int:
         """Number of snippets in the collection (also ``len(index)``)."""
         with self._errors("count snippets"):

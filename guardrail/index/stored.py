@@ -22,7 +22,13 @@ from guardrail.index.snippet import Snippet, decode_metadata
 from guardrail.sources import SpecSource, resolve
 from guardrail.verdict import Status, Verdict
 
-__all__ = ["FAILING_STATUSES", "StoredCheck", "stored_summary", "verify_stored"]
+__all__ = [
+    "FAILING_STATUSES",
+    "StoredCheck",
+    "snippet_candidate",
+    "stored_summary",
+    "verify_stored",
+]
 
 FAILING_STATUSES = frozenset({Status.FAILED, Status.ERROR, Status.TIMEOUT})
 """Statuses that mean a snippet ran against its stored tests and did not pass them."""
@@ -74,7 +80,7 @@ def verify_stored(
     total = index.count() if where is None else None
     checks: list[StoredCheck] = []
     for snippets in _chunks(index.snippets(where=where), chunk):
-        candidates = [_candidate(snippet) for snippet in snippets]
+        candidates = [snippet_candidate(snippet) for snippet in snippets]
         resolved = [resolve(candidate) for candidate in candidates]
         verdicts = gate.verify(
             [c.code for c in candidates],
@@ -96,7 +102,9 @@ def stored_summary(checks: Iterable[StoredCheck]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def _candidate(snippet: Snippet) -> Candidate:
+def snippet_candidate(snippet: Snippet) -> Candidate:
+    """The snippet as the Gate sees it: its code, its index id, its decoded metadata (with the
+    module context, so it is judged where it lives)."""
     metadata = decode_metadata(snippet.to_metadata())
     return Candidate(code=snippet.code, id=snippet.index_id, metadata=metadata)
 

@@ -1,0 +1,85 @@
+"""`audit_index`: clusters, then differential runs, then one `AuditReport`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from guardrail.audit.clusters import ClusterSettings, find_clusters
+from guardrail.audit.findings import AuditCounts, AuditReport
+from guardrail.gate import Gate
+
+if TYPE_CHECKING:  # chromadb (through the index) loads in half a second: only when used
+    from guardrail.index.code_index import CodeIndex
+
+__all__ = ["AuditProgress", "audit_index"]
+
+AuditProgress = Callable[[str, int, int], None]
+"""Called as ``hook(phase, done, total)``; phases: ``signatures``, ``clusters``."""
+
+
+def audit_index(
+    index: CodeIndex,
+    gate: Gate,
+    *,
+    under: Path | None = None,
+    settings: ClusterSettings | None = None,
+    inputs: int = 40,
+    seed: int = 0,
+    target: str | None = None,
+    on_progress: AuditProgress | None = None,
+) -> AuditReport:
+    """Audit the snippets of ``index`` (those whose file is under ``under``, when given).
+
+    Raises:
+        SandboxError: the sandbox cannot run anything.
+        CodeIndexError: the index cannot be read.
+    """
+    from guardrail.audit.differential import run_differential
+
+    started = time.perf_counter()
+    snippets = list(index.snippets())
+    if under is not None:
+        folder = under.resolve()
+        snippets = [s for s in snippets if _is_under(Path(s.path), folder)]
+    vectors = index.embeddings([s.index_id for s in snippets])
+    read = time.perf_counter()
+
+    def hook(phase: str) -> Callable[[int, int], None] | None:
+        if on_progress is None:
+            return None
+        report = on_progress
+        return lambda done, total: report(phase, done, total)
+
+    clusters = find_clusters(snippets, vectors, settings, on_progress=hook("signatures"))
+    clustered = time.perf_counter()
+    result = run_differential(
+        clusters.clusters, gate, inputs=inputs, seed=seed, on_progress=hook("clusters")
+    )
+    ran = time.perf_counter()
+    findings = sorted(result.findings, key=lambda f: (-f.severity.rank, f.fingerprint))
+    counts = AuditCounts(
+        snippets=clusters.snippets,
+        compared=clusters.compared,
+        candidate_pairs=clusters.candidate_pairs,
+        confirmed_pairs=clusters.confirmed_pairs,
+        clusters=len(clusters.clusters),
+        pairs_run=result.pairs_run,
+        pairs_not_run=dict(sorted(result.pairs_not_run.items())),
+        sandbox_runs=result.sandbox_runs,
+        inputs_tried=result.inputs_tried,
+    )
+    seconds = {
+        "read": round(read - started, 3),
+        "cluster": round(clustered - read, 3),
+        "run": round(ran - clustered, 3),
+    }
+    return AuditReport(
+        target=target or index.name, counts=counts, findings=tuple(findings), seconds=seconds
+    )
+
+
+def _is_under(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
