@@ -32,16 +32,27 @@ def hello(name: str = "you") -> None:
 
 
 def distribution(
-    folder: Path, name: str, entry_points: dict[str, str], modules: dict[str, str] | None = None
+    folder: Path,
+    name: str,
+    entry_points: dict[str, str],
+    modules: dict[str, str] | None = None,
+    *,
+    groups: dict[str, dict[str, str]] | None = None,
 ) -> None:
-    """A real (metadata-only) distribution ``name`` 1.0 in ``folder``, with its modules."""
+    """A real (metadata-only) distribution ``name`` 1.0 in ``folder``, with its modules.
+
+    ``entry_points`` are the ``guardrail.commands`` group's; ``groups`` adds other groups."""
     info = folder / f"{name.replace('-', '_')}-1.0.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text(
         f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8"
     )
-    lines = "".join(f"{key} = {value}\n" for key, value in entry_points.items())
-    (info / "entry_points.txt").write_text(f"[guardrail.commands]\n{lines}", encoding="utf-8")
+    sections = {"guardrail.commands": entry_points, **(groups or {})}
+    text = "".join(
+        f"[{group}]\n" + "".join(f"{key} = {value}\n" for key, value in points.items())
+        for group, points in sections.items()
+    )
+    (info / "entry_points.txt").write_text(text, encoding="utf-8")
     for module, source in (modules or {}).items():
         (folder / f"{module}.py").write_text(source, encoding="utf-8")
 
@@ -92,7 +103,9 @@ def test_a_broken_plugin_is_named_and_the_rest_of_the_cli_works(tmp_path: Path) 
     assert "hint: reinstall or uninstall broken-plugin" in error
     wrong = guardrail(tmp_path, "wrong")
     assert wrong.returncode == 2
-    assert "cannot be loaded: it is a int, not a typer.Typer" in one_line(wrong.stderr)
+    assert "cannot be loaded: it is a int, not a typer.Typer or a function" in one_line(
+        wrong.stderr
+    )
     assert guardrail(tmp_path, "toy", "hello").stdout == "hello you\n"
     assert guardrail(tmp_path, "verify", "--help").returncode == 0
     listing = guardrail(tmp_path, "--help")
@@ -111,10 +124,23 @@ def test_eval_comes_from_the_eval_distributions_entry_point(tmp_path: Path) -> N
     declared = tomllib.loads((ROOT / "eval" / "pyproject.toml").read_text(encoding="utf-8"))
     entry_points = declared["project"]["entry-points"]["guardrail.commands"]
     assert entry_points == {"eval": "guardrail_eval.cli:app"}
-    distribution(tmp_path / "installed", "guardrail-eval", entry_points)
+    audits = declared["project"]["entry-points"]["guardrail.audit_commands"]
+    assert audits == {"retriever": "guardrail_eval.audit_retriever:retriever"}
+    groups = {"guardrail.audit_commands": audits}
+    distribution(tmp_path / "installed", "guardrail-eval", entry_points, groups=groups)
     result = guardrail(tmp_path / "installed", "eval", "--help")
     assert result.returncode == 0, result.stderr
     assert "build-pool" in result.stdout and "--relabel" in result.stdout
+    audit = guardrail(tmp_path / "installed", "audit", "retriever", "--help")
+    assert audit.returncode == 0, audit.stderr
+    assert "--retriever" in audit.stdout
+
+
+def test_a_plugin_function_becomes_an_audit_subcommand(tmp_path: Path) -> None:
+    groups = {"guardrail.audit_commands": {"hello": "toy_cli:hello"}}
+    distribution(tmp_path, "toy-plugin", {}, {"toy_cli": PLUGIN}, groups=groups)
+    result = guardrail(tmp_path, "audit", "hello", "--name", "audits")
+    assert (result.returncode, result.stdout) == (0, "hello audits\n"), result.stderr
 
 
 def test_without_the_eval_distribution_eval_says_what_to_install(tmp_path: Path) -> None:
@@ -126,6 +152,11 @@ def test_without_the_eval_distribution_eval_says_what_to_install(tmp_path: Path)
     error = one_line(result.stderr)
     assert "`guardrail eval` needs the guardrail-eval package" in error
     assert "hint: install it with `pip install -e eval`" in error
+    audit = guardrail(tmp_path, "audit", "retriever", "--retriever", "m:f")
+    assert audit.returncode == 2
+    error = one_line(audit.stderr)
+    assert "`guardrail audit retriever` needs the guardrail-eval package" in error
+    assert "guardrail.audit_commands" in error
     probe = (
         "import sys, guardrail.cli.app;"
         " print([m for m in sys.modules if m.split('.')[0] == 'guardrail_eval'])"

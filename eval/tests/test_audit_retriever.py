@@ -127,13 +127,3 @@ def test_the_retriever_option_is_required() -> None:
     result = runner.invoke(app, ["audit", "retriever"])
     assert result.exit_code == 2
     assert "--retriever" in result.stderr
-
-
-def test_without_the_eval_package_it_says_how_to_install_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setitem(sys.modules, "guardrail_eval.cli", None)  # `import` raises ImportError
-    result = _audit("--retriever", "user_retrievers:langchain_chroma")
-    assert result.exit_code == 2, result.output
-    assert "`guardrail audit retriever` needs the guardrail-eval package" in result.stderr
-    assert "pip install -e eval" in result.stderr

@@ -3,8 +3,9 @@
 ``guardrail audit PATH`` (indexes PATH first, as ``guardrail index`` would; unchanged files embed
 nothing) or ``guardrail audit --collection NAME`` (an existing index) is the ``tree`` command of
 the ``audit`` group: a first argument that names no subcommand goes to ``tree``, so further
-audits are subcommands of the same group, each in its own module: ``guardrail audit retriever``
-(`guardrail.cli.audit_retriever`) runs a user's own retriever through the eval.
+audits are subcommands of the same group: ``guardrail audit retriever`` (from guardrail-eval,
+through the ``guardrail.audit_commands`` entry-point group, `guardrail.cli.plugins`) runs a
+user's own retriever through the eval.
 
 Exit codes:
 
@@ -34,7 +35,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.text import Text
 
-from guardrail.cli import audit_retriever
 from guardrail.cli.common import console, err_console, fail, reporting_errors
 from guardrail.cli.index import (
     ChromaUrlOption,
@@ -55,6 +55,7 @@ from guardrail.cli.options import (
     TimeoutOption,
     build_gate,
 )
+from guardrail.cli.plugins import AUDIT_GROUP, AUDIT_KNOWN, register_plugins
 from guardrail.safetext import cell, dumps_json
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ app = typer.Typer(
 )
 
 
-audit_retriever.register(app)
+register_plugins(app, AUDIT_GROUP, AUDIT_KNOWN)  # `audit retriever` comes with guardrail-eval
 
 
 class FailOn(StrEnum):

@@ -1,69 +1,93 @@
-"""Commands from other distributions: the ``guardrail.commands`` entry-point group.
+"""Commands from other distributions: the ``guardrail.commands`` entry-point group (and
+``guardrail.audit_commands`` for ``guardrail audit NAME``).
 
 A distribution adds a command group ``guardrail NAME`` by declaring a `typer.Typer` app in its
-``pyproject.toml`` (guardrail-eval adds ``guardrail eval`` this way)::
+``pyproject.toml``, or a single command by declaring its function (guardrail-eval adds
+``guardrail eval`` and ``guardrail audit retriever`` this way)::
 
     [project.entry-points."guardrail.commands"]
     NAME = "package.module:app"
 
-`register_plugins` mounts each with ``add_typer`` under its entry-point name, so the core package
-imports no plugin by name. Rules:
+    [project.entry-points."guardrail.audit_commands"]
+    NAME = "package.module:command_function"
 
-- a plugin that cannot be loaded (its import raises, or the object is not a `typer.Typer`) never
+`register_plugins` mounts each under its entry-point name (``add_typer`` for an app, ``command``
+for a function), so the core package imports no plugin by name. Rules:
+
+- a plugin that cannot be loaded (its import raises, or the object is neither a `typer.Typer` nor
+  a function) never
   breaks the CLI: ``guardrail NAME`` becomes a stand-in that exits 2 naming the entry point, its
   distribution and the error, and every other command works;
 - core commands cannot be replaced: a plugin named like one is not mounted; of two plugins with
   one name, the first found on ``sys.path`` is mounted;
-- a command guardrail documents (`KNOWN`, ``eval``) has a stand-in when no distribution provides
-  it, saying which to install.
+- a command guardrail documents (`KNOWN`: ``eval``; `AUDIT_KNOWN`: ``audit retriever``) has a
+  stand-in when no distribution provides it, saying which to install.
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
 
 import typer
 
 from guardrail.cli.common import EXIT_BAD_INPUT, fail
 
-__all__ = ["GROUP", "KNOWN", "register_plugins"]
+__all__ = ["AUDIT_GROUP", "AUDIT_KNOWN", "GROUP", "KNOWN", "register_plugins"]
 
 GROUP = "guardrail.commands"
+AUDIT_GROUP = "guardrail.audit_commands"
+_EVAL_INSTALL = "install it with `pip install -e eval` from a guardrail checkout"
 KNOWN = {
     "eval": (
         "Measure how often an agent acts on buggy code (needs guardrail-eval).",
         "guardrail-eval",
-        "install it with `pip install -e eval` from a guardrail checkout",
+        _EVAL_INSTALL,
     ),
 }
 """Documented plugin commands: name -> (help, distribution, how to install it)."""
+AUDIT_KNOWN = {
+    "retriever": (
+        "Run your own retriever through the eval (needs guardrail-eval).",
+        "guardrail-eval",
+        _EVAL_INSTALL,
+    ),
+}
+"""Documented ``guardrail audit`` plugin commands, as `KNOWN`."""
+
+Known = Mapping[str, tuple[str, str, str]]
 
 # A stand-in takes whatever arguments were meant for the real command, and fails the same way.
 _ANY_ARGUMENTS = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
-def register_plugins(app: typer.Typer) -> None:
-    """Mount every plugin of `GROUP` on ``app`` (see the module docstring)."""
+def register_plugins(app: typer.Typer, group: str = GROUP, known: Known = KNOWN) -> None:
+    """Mount every plugin of entry-point ``group`` on ``app`` (see the module docstring)."""
     taken = _names(app)
-    for entry_point in entry_points(group=GROUP):
+    for entry_point in entry_points(group=group):
         if entry_point.name in taken:
             continue
         taken.add(entry_point.name)
         try:
             plugin = entry_point.load()
         except Exception as exc:  # any error of a foreign import: the rest of the CLI must work
-            _stand_in(app, entry_point.name, _broken(entry_point, f"{type(exc).__name__}: {exc}"))
+            error = f"{type(exc).__name__}: {exc}"
+            _stand_in(app, entry_point.name, _broken(entry_point, group, error))
             continue
-        if not isinstance(plugin, typer.Typer):
-            what = f"it is a {type(plugin).__name__}, not a typer.Typer"
-            _stand_in(app, entry_point.name, _broken(entry_point, what))
-            continue
-        app.add_typer(plugin, name=entry_point.name)
-    for name, (summary, distribution, install) in KNOWN.items():
+        if isinstance(plugin, typer.Typer):
+            app.add_typer(plugin, name=entry_point.name)
+        elif inspect.isfunction(plugin):
+            app.command(entry_point.name)(plugin)
+        else:
+            what = f"it is a {type(plugin).__name__}, not a typer.Typer or a function"
+            _stand_in(app, entry_point.name, _broken(entry_point, group, what))
+    command = "guardrail" if group == GROUP else f"guardrail {app.info.name}"
+    for name, (summary, distribution, install) in known.items():
         if name not in taken:
             problem = (
-                f"`guardrail {name}` needs the {distribution} package (no installed distribution"
-                f" provides {name!r} in the entry-point group {GROUP})"
+                f"`{command} {name}` needs the {distribution} package (no installed distribution"
+                f" provides {name!r} in the entry-point group {group})"
             )
             _stand_in(app, name, (summary, problem, install))
 
@@ -79,13 +103,13 @@ def _names(app: typer.Typer) -> set[str]:
     return names
 
 
-def _broken(entry_point: EntryPoint, error: str) -> tuple[str, str, str]:
+def _broken(entry_point: EntryPoint, group: str, error: str) -> tuple[str, str, str]:
     dist = entry_point.dist
     name = dist.name if dist is not None else "its distribution"
     source = f"{dist.name} {dist.version}" if dist is not None else "an unknown distribution"
     problem = (
         f"the plugin command {entry_point.name!r} ({entry_point.value} from {source}, entry-point"
-        f" group {GROUP}) cannot be loaded: {error}"
+        f" group {group}) cannot be loaded: {error}"
     )
     hint = f"reinstall or uninstall {name}; every other guardrail command works"
     return f"Unavailable: plugin {entry_point.value} cannot be loaded.", problem, hint

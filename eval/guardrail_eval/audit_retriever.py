@@ -3,8 +3,9 @@
 The command parses its options and hands the eval a `guardrail_eval.custom.CustomSystem` (plus,
 with ``--system``, the eval's own systems to compare against); everything else is the eval's
 own code (`guardrail_eval.cli.run_and_report`), so the numbers mean what ``guardrail eval``'s
-mean. guardrail-eval is imported inside the command: the core CLI starts without it, and says
-how to install it when it is missing.
+mean. The core CLI mounts it as ``guardrail audit retriever`` through the
+``guardrail.audit_commands`` entry-point group (`guardrail.cli.plugins`); the eval's heavy
+modules load only when it runs.
 
 Exit codes: those of ``guardrail eval`` (0 done, 2 bad input: also a ``--retriever`` that cannot
 be imported, called or used, or that raised; 3 sandbox unavailable; 4 results incomplete).
@@ -27,11 +28,6 @@ from guardrail.gate import Policy
 if TYPE_CHECKING:
     from guardrail_eval.pool import Pool
     from guardrail_eval.systems import RetrievalSystem
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``retriever`` command to the ``audit`` group ``app``."""
-    app.command("retriever")(retriever)
 
 
 def retriever(  # noqa: PLR0917 - Typer maps parameters to options; callers never pass them positionally
@@ -98,14 +94,8 @@ def retriever(  # noqa: PLR0917 - Typer maps parameters to options; callers neve
     k is how many results a query should return. The framework is read from the
     factory's annotations, or given with --framework.
     """
-    try:
-        from guardrail_eval.cli import reporting_eval_errors, run_and_report
-    except ImportError as exc:
-        fail(
-            f"`guardrail audit retriever` needs the guardrail-eval package ({exc})",
-            hint="install it with `pip install -e eval` from a guardrail checkout",
-        )
     from guardrail_eval.asking import DEFAULT_QUESTIONS
+    from guardrail_eval.cli import reporting_eval_errors, run_and_report
     from guardrail_eval.custom import CustomSystem, Framework, load_factory
     from guardrail_eval.runner import EvalSettings, parse_visible_tests
     from guardrail_eval.selection import SystemChoice, build_systems, default_index_dir
