@@ -62,13 +62,13 @@ class Question(BaseModel):
             "Which answer is right? Add its test to your tests and search again:",
         ]
         for letter, answer in zip(_LETTERS, self.answers, strict=False):
-            who = ", ".join(
-                f"{one_line(cid, 80) or '(no id)'} (rank {rank})"
+            who = ", ".join(  # ranks shown 1-based, as a person counts
+                f"{one_line(cid, 80) or '(no id)'} (rank {rank + 1})"
                 for cid, rank in zip(answer.candidate_ids, answer.retrieval_ranks, strict=True)
             )
             count = len(answer.candidate_ids)
             lines.append(
-                f"  {letter}) {_shown(answer.observation)}: {count} candidate"
+                f"  {letter}) {_shown(self.probe, answer.observation)}: {count} candidate"
                 f"{'s' if count != 1 else ''}: {who}"
             )
             if answer.test is None:
@@ -82,14 +82,28 @@ class Question(BaseModel):
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
-def _shown(observation: Observation) -> str:
+def _shown(probe: Probe, observation: Observation) -> str:
     if observation.kind == "raises":
         return f"raises {observation.text}"
     shown = f"returns {one_line(observation.text, 300)}"
-    if observation.after:
+    if _changes_arguments(probe, observation):
         states = ", ".join(one_line(text, 200) for text in observation.after)
         shown += f", leaving its mutable arguments as {states}"
     return shown
+
+
+def _changes_arguments(probe: Probe, observation: Observation) -> bool:
+    """Whether the answer left a mutable argument other than it was given (unknown: True)."""
+    _, bindings = _named_call(probe)
+    if len(bindings) != len(observation.after):
+        return bool(observation.after)
+    try:
+        return any(
+            key_of(ast.literal_eval(after)) != key_of(ast.literal_eval(given))
+            for (_, given), after in zip(bindings, observation.after, strict=True)
+        )
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return True
 
 
 def answer_test(probe: Probe, observation: Observation) -> str | None:

@@ -165,10 +165,23 @@ def test_a_rendered_question_is_plain_capped_text() -> None:
     assert "\x1b" not in text and "\x07" not in text
     assert (
         "f('\\x1b[2J')" in text
-        and "[bold]id\\x1b[31m (rank 0)" in text
-        and "b\\n2 (rank 1)" in text
+        and "[bold]id\\x1b[31m (rank 1)" in text  # ranks shown 1-based
+        and "b\\n2 (rank 2)" in text
     )
     assert "assert f('\\x1b[2J') == 2" in text
+
+
+def test_a_rendered_answer_mentions_argument_states_only_when_they_changed() -> None:
+    probe = Probe(entry_point="f", args=("[1, 2]",), origin="test")
+    kept = Observation(kind="value", text="3", key=key_of((3, ([1, 2],))), after=("[1, 2]",))
+    emptied = Observation(kind="value", text="3", key=key_of((3, ([],))), after=("[]",))
+    question = pick_question([probe], [[kept], [emptied]], ["keeps", "empties"], [0, 1])
+    assert question is not None
+    lines = question.render().splitlines()
+    (keeps,) = [line for line in lines if "keeps (rank 1)" in line]
+    (empties,) = [line for line in lines if "empties (rank 2)" in line]
+    assert "leaving" not in keeps
+    assert "leaving its mutable arguments as []" in empties
 
 
 def test_constant_expressions_names_and_loops_of_the_tests_are_seeds() -> None:

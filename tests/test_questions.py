@@ -4,6 +4,9 @@ separate candidates, and tests from the answers that really pass for the side th
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -53,7 +56,7 @@ def test_a_question_separates_a_canonical_from_its_mutants_and_its_tests_hold(ga
         assert verified == set(answer.candidate_ids), answer.test
         assert again.question is None  # ask=False
     text = question.render()
-    assert question.probe.call in text and "canonical (rank 1)" in text
+    assert question.probe.call in text and "canonical (rank 2)" in text
     assert Question.model_validate_json(question.model_dump_json()) == question
 
 
@@ -166,3 +169,20 @@ def test_what_a_candidate_changes_in_place_is_part_of_its_answer(gate: Gate) -> 
         verified = {cid for cid, v in zip(["right", "left"], verdicts, strict=True) if v.verified}
         assert verified == set(answer.candidate_ids)
     assert "leaving its mutable arguments as" in question.render()
+
+
+def test_the_asking_example_ends_with_the_one_right_version(docker_sandbox: object) -> None:
+    example = Path(__file__).resolve().parents[1] / "examples" / "ask_when_tests_are_thin.py"
+    done = subprocess.run(
+        [sys.executable, str(example)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert out.startswith("with 1 test:\n  legacy/window_sums: verified\n")
+    assert "QUESTION: the 3 candidates that pass the tests disagree on window_sums(" in out
+    assert "the user adds: " in out
+    assert out.rstrip().endswith("use: stats/window_sums")
