@@ -270,8 +270,8 @@ def test_the_terminal_table_never_folds_a_number_at_80_columns() -> None:
     """Before: a p95 of 5,176 ms was folded over two lines and read as 517."""
     from rich.console import Console
 
-    from guardrail_eval.cli import summary_tables
     from guardrail_eval.summary import Summary
+    from guardrail_eval.terminal import summary_tables
 
     summary = Summary.model_validate_json((FIXTURES / "summary_arms.json").read_text())
     gated = next(arm for arm in summary.arms if arm.gate_cost is not None)
