@@ -118,6 +118,9 @@ def apply_policy(judged: Sequence[GatedCandidate], policy: Policy) -> list[Gated
 SpecArg = Spec | Sequence[Spec | None] | None
 
 
+_TIMEOUT_RETRIES = 3  # how often `Gate.observe` resumes a code's probes after a timeout
+
+
 class Gate:
     """Verify candidates in a sandbox, reuse cached verdicts, apply a policy.
 
@@ -239,10 +242,34 @@ class Gate:
             )
         if not probes:
             return [[] for _ in codes]
+        return self._observed(codes, spec, probes, metadata, _TIMEOUT_RETRIES)
+
+    def _observed(
+        self,
+        codes: Sequence[str],
+        spec: Spec,
+        probes: Sequence[Probe],
+        metadata: Sequence[Mapping[str, Any] | None] | None,
+        retries: int,
+    ) -> list[list[Observation]]:
+        """`observe`, running again the probes after the one a code's job timed out on (up to
+        ``retries`` times): one slow input (a huge size, a long loop) then costs its own
+        answer, not the answers to every probe after it."""
         tests = [probe.test for probe in probes]
         probe_spec = Spec.build(tests, spec.entry_point, spec.setup)
         verdicts = self.verify(codes, probe_spec, metadata=metadata)
-        return [observations_of(verdict, probes) for verdict in verdicts]
+        found = [observations_of(verdict, probes) for verdict in verdicts]
+        for index, verdict in enumerate(verdicts):
+            if verdict.status is not Status.TIMEOUT or not retries:
+                continue
+            seen = found[index]
+            hung = next((i for i, o in enumerate(seen) if not o.judged), len(seen))
+            if hung + 1 >= len(probes):
+                continue
+            context = None if metadata is None else [metadata[index]]
+            (rest,) = self._observed([codes[index]], spec, probes[hung + 1 :], context, retries - 1)
+            found[index] = [*seen[: hung + 1], *rest]
+        return found
 
     async def aobserve(
         self,

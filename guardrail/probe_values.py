@@ -19,6 +19,7 @@ from typing import Any
 __all__ = ["hint_values", "literal_text", "mutations"]
 
 MAX_TEXT = 2000  # characters of one argument's source text; a bigger value is not probed
+_LARGE = 1000  # a "large" number: 10**6 as a size or a bit count made probe jobs time out
 
 
 def literal_text(value: Any) -> str | None:
@@ -58,7 +59,7 @@ def mutations(value: Any, rng: random.Random) -> Iterator[Any]:
         yield not value
     elif kind is int:
         yield from (0, 1, -1, value + 1, value - 1, -value, 2, 3, 4, 5)
-        yield from (value * 2 + rng.randint(3, 9), 10**6)
+        yield from (value * 2 + rng.randint(3, 9), _LARGE)
     elif kind is float:
         yield from (0.0, -1.0, value + 1.0, value - 1.0, -value, value / 2, value * 10 + 0.5)
     elif kind in (str, bytes):

@@ -143,6 +143,7 @@ def generate_probes(
         )
     ]
     groups += [_related(call) for call, _ in seeds]
+    groups += [_equalled(call) for call, _ in seeds]
     groups += [_defaults_edited(call, functions, rng) for call, _ in seeds]
     pairs = [
         _pair_edits(call, first, second, rng)
@@ -445,6 +446,23 @@ def _pair_edits(
     that only show when, say, the list is short and the size small."""
     for edited in itertools.islice(_edits(call, first, rng), _PAIRED):
         yield from itertools.islice(_edits(edited, second, rng), _PAIRED)
+
+
+def _equalled(call: Call) -> Iterator[Call]:
+    """An argument set equal to another of its type (``start == end``): an empty overlap, a
+    zero-width range; and a number list's first element set to each number argument (a value
+    at ``high``)."""
+    args, kwargs = call
+    for index, value in enumerate(args):
+        others = [other for i, other in enumerate(args) if i != index]
+        for other in others:
+            if type(other) is type(value) and other != value and type(value) not in (int, float):
+                yield [*args[:index], other, *args[index + 1 :]], kwargs
+        if isinstance(value, list) and value and all(type(x) in (int, float) for x in value):
+            for other in others:
+                if type(other) in (int, float):
+                    edited = [type(value[0])(other), *value[1:]]
+                    yield [*args[:index], edited, *args[index + 1 :]], kwargs
 
 
 def _related(call: Call) -> Iterator[Call]:

@@ -281,3 +281,15 @@ def test_strings_are_probed_with_case_digits_punctuation_and_inner_spaces() -> N
     calls = _calls(Spec.from_tests(["assert slug('abcd') == 'abcd'"]), [])
     expected = {"slug('ABCD')", "slug('ab cd')", "slug('abcd1')", "slug('abcd!')"}
     assert expected | {"slug('ab, cd')", "slug('abcdé')"} <= calls
+
+
+def test_arguments_are_set_equal_to_each_other_and_list_elements_to_number_arguments() -> None:
+    overlap = Spec.from_tests(["assert days('2024-01-01', '2024-01-10') == 10"])
+    assert "days('2024-01-10', '2024-01-10')" in _calls(overlap, [])
+    histogram = Spec.from_tests(["assert histogram([0.5, 1.5], 0, 3, 3) == [1, 1, 0]"])
+    assert "histogram([3.0, 1.5], 0, 3, 3)" in _calls(histogram, [])
+
+
+def test_a_large_number_stays_small_enough_to_build_with() -> None:
+    calls = _calls(Spec.from_tests(["assert bits(6, 3) == 3"]), [])
+    assert "bits(6, 1000)" in calls and not any("1000000" in call for call in calls)
