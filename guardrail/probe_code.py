@@ -131,6 +131,36 @@ def constant_edits(value: Any, constants: CodeConstants) -> Iterator[Any]:
     elif kind in (list, tuple) and (not value or all(type(item) is str for item in value)):
         for text in constants.texts:
             yield kind([*value, text])
+    if kind in (list, tuple) and value:
+        yield from (kind(items) for items in _elements_edited(list(value), constants))
+
+
+def _elements_edited(items: list[Any], constants: CodeConstants) -> Iterator[list[Any]]:
+    """The first or last element set to a constant in place (a string element to each string
+    constant, a number to each number; inside a tuple or list element too: ``('deposit', 7)``
+    to ``('withdraw', 7)``), and the first element's edits put last (an event after another)."""
+    last = len(items) - 1
+    for edited in _in_place(items[0], constants, 1):
+        yield [edited, *items[1:]]
+        if last:
+            yield [*items[:-1], edited]
+    if last:
+        for edited in _in_place(items[last], constants, 1):
+            yield [*items[:-1], edited]
+
+
+def _in_place(value: Any, constants: CodeConstants, depth: int) -> Iterator[Any]:
+    """``value`` set to a constant of its own type (for a tuple or list: one item at a time)."""
+    if type(value) is str:
+        yield from (text for text in constants.texts if text != value)
+    elif type(value) in (int, float):
+        for number in constants.numbers:
+            if number != value and (type(value) is float or isinstance(number, int)):
+                yield type(value)(number)
+    elif isinstance(value, tuple | list) and depth > 0:
+        for index, item in enumerate(value):
+            for edited in _in_place(item, constants, depth - 1):
+                yield type(value)([*value[:index], edited, *value[index + 1 :]])
 
 
 def _around(number: int | float) -> tuple[int | float, ...]:

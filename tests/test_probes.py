@@ -293,3 +293,17 @@ def test_arguments_are_set_equal_to_each_other_and_list_elements_to_number_argum
 def test_a_large_number_stays_small_enough_to_build_with() -> None:
     calls = _calls(Spec.from_tests(["assert bits(6, 3) == 3"]), [])
     assert "bits(6, 1000)" in calls and not any("1000000" in call for call in calls)
+
+
+def test_elements_are_set_to_the_candidates_constants_in_place() -> None:
+    account = (
+        "def run(ops):\n    for op, amount in ops:\n"
+        "        if op == 'withdraw' and amount > 0:\n            return op\n"
+    )
+    spec = Spec.from_tests(["assert run([('deposit', 7), ('close', 0)]) is None"])
+    calls = _calls(spec, [account, account.replace("> 0", ">= 0")])
+    assert "run([('deposit', 7), ('withdraw', 7)])" in calls  # the first edited, put last
+    assert "run([('withdraw', 7), ('close', 0)])" in calls
+    turnstile = "def turn(events):\n    return events.count('coin') + events.count('push')\n"
+    calls = _calls(Spec.from_tests(["assert turn(['push', 'push']) == 2"]), [turnstile] * 2)
+    assert "turn(['coin', 'push'])" in calls
