@@ -11,7 +11,8 @@ spread of one run's wall clock.
 ``--baseline REF`` also runs the probe generator of git revision ``REF`` (its
 ``guardrail/probes.py`` and ``guardrail/probe_values.py``, loaded as separate modules) in the
 same process, interleaved query by query, and prints each figure's ratio new / baseline.
-Usage: ``python bench/bench_questions.py [--pool builtin] [--draws 2] [--baseline main]``
+Usage: ``python bench/bench_questions.py [--pool builtin] [--draws 2] [--baseline main]
+[--probe-limit 40]``
 after ``scripts/docker-up``. Each way has its own temporary verdict cache (so neither
 reuses the other's probe runs).
 """
@@ -76,6 +77,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--baseline", default=None, help="git revision of the old generator")
     parser.add_argument("--limit", type=int, default=0, help="first N queries only (0: all)")
+    parser.add_argument("--probe-limit", type=int, default=40, help="the Gate's probe_limit")
     options = parser.parse_args()
 
     current = guardrail.gate.__dict__["generate_probes"]
@@ -83,7 +85,14 @@ def main() -> None:
     if options.baseline:
         ways = {"baseline": baseline_generator(options.baseline), "new": current}
     with tempfile.TemporaryDirectory() as folder, DockerSandbox(pool_size=2) as sandbox:
-        gates = {way: Gate(sandbox, cache=VerdictCache(Path(folder) / f"{way}.db")) for way in ways}
+        gates = {
+            way: Gate(
+                sandbox,
+                cache=VerdictCache(Path(folder) / f"{way}.db"),
+                probe_limit=options.probe_limit,
+            )
+            for way in ways
+        }
         pool = open_pool(options.pool, gates["new"])
         queries = pool.queries[: options.limit or None]
         buggy = {way: [[0] * (MAX_Q + 1), [0] * (MAX_Q + 1)] for way in ways}
@@ -113,7 +122,10 @@ def main() -> None:
                                 print(f"silent {way} {query.query_id}", file=sys.stderr)
                 print(f"draw {draw} {query.query_id}: done", file=sys.stderr, flush=True)
         guardrail.gate.__dict__["generate_probes"] = current
-    print(f"pool {options.pool}: {len(queries)} queries x {options.draws} draws = {runs} runs")
+    print(
+        f"pool {options.pool}: {len(queries)} queries x {options.draws} draws = {runs} runs,"
+        f" probe limit {options.probe_limit}"
+    )
     for way in ways:
         acted, silent = buggy[way]
         cells = "  ".join(

@@ -11,9 +11,13 @@ one on which they disagree (`guardrail.questions`). The inputs come, in this ord
    call needs no earlier example; a candidate bound under another name calls that name);
 3. ``mutation``: each argument of those calls edited once (`guardrail.probe_values.mutations`),
    and each number argument set to another argument (a number, or a length) and one either
-   side of it; taken round-robin over the calls and their arguments so every one gets edited
-   within the cap; each parameter a call leaves to its default passed, set to the default's
-   edits; then, while the cap allows, two arguments edited at once;
+   side of it, an argument set equal to another of its type; each argument moved to and
+   around the constants of the candidates' code (`guardrail.probe_code`: ``< 255`` gives
+   254, 255, 256; constants only some candidates have first); an empty argument given values
+   of its type from the other calls and the parameter's annotation; taken round-robin over
+   the calls and their arguments so every one gets edited within the cap; each parameter a
+   call leaves to its default passed, set to the default's edits; then, while the cap allows,
+   two arguments edited at once;
 4. ``type-hint``: only when 1-2 found no argument to edit, example values of the candidates'
    parameter annotations (``int``, ``str``, ``list[int]``, ``dict[str, int] | None``...), one
    parameter varied at a time.
