@@ -118,6 +118,10 @@ def apply_policy(judged: Sequence[GatedCandidate], policy: Policy) -> list[Gated
 SpecArg = Spec | Sequence[Spec | None] | None
 
 
+DEFAULT_PROBE_LIMIT = 80
+"""Inputs a Gate tries when it asks: on the built-in pool, 80 rather than 40 cut the silent-buggy
+rate after one question from 7.1% to 4.3%, for 1.6x a run's median time
+(bench/bench_questions.py)."""
 _TIMEOUT_RETRIES = 3  # how often `Gate.observe` resumes a code's probes after a timeout
 
 
@@ -144,7 +148,7 @@ class Gate:
         policy: Policy | str = Policy.RERANK,
         context_root: str | Path | None = None,
         ask: bool = True,
-        probe_limit: int = 40,
+        probe_limit: int = DEFAULT_PROBE_LIMIT,
     ) -> None:
         if sandbox is None:
             from guardrail.sandbox.docker import DockerSandbox
