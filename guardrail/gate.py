@@ -118,6 +118,13 @@ def apply_policy(judged: Sequence[GatedCandidate], policy: Policy) -> list[Gated
 SpecArg = Spec | Sequence[Spec | None] | None
 
 
+DEFAULT_PROBE_LIMIT = 80
+"""Inputs a Gate tries when it asks: on the built-in pool, 80 rather than 40 cut the silent-buggy
+rate after one question from 7.1% to 4.3%, for 1.6x a run's median time
+(bench/bench_questions.py)."""
+_TIMEOUT_RETRIES = 3  # how often `Gate.observe` resumes a code's probes after a timeout
+
+
 class Gate:
     """Verify candidates in a sandbox, reuse cached verdicts, apply a policy.
 
@@ -141,7 +148,7 @@ class Gate:
         policy: Policy | str = Policy.RERANK,
         context_root: str | Path | None = None,
         ask: bool = True,
-        probe_limit: int = 40,
+        probe_limit: int = DEFAULT_PROBE_LIMIT,
     ) -> None:
         if sandbox is None:
             from guardrail.sandbox.docker import DockerSandbox
@@ -239,10 +246,34 @@ class Gate:
             )
         if not probes:
             return [[] for _ in codes]
+        return self._observed(codes, spec, probes, metadata, _TIMEOUT_RETRIES)
+
+    def _observed(
+        self,
+        codes: Sequence[str],
+        spec: Spec,
+        probes: Sequence[Probe],
+        metadata: Sequence[Mapping[str, Any] | None] | None,
+        retries: int,
+    ) -> list[list[Observation]]:
+        """`observe`, running again the probes after the one a code's job timed out on (up to
+        ``retries`` times): one slow input (a huge size, a long loop) then costs its own
+        answer, not the answers to every probe after it."""
         tests = [probe.test for probe in probes]
         probe_spec = Spec.build(tests, spec.entry_point, spec.setup)
         verdicts = self.verify(codes, probe_spec, metadata=metadata)
-        return [observations_of(verdict, probes) for verdict in verdicts]
+        found = [observations_of(verdict, probes) for verdict in verdicts]
+        for index, verdict in enumerate(verdicts):
+            if verdict.status is not Status.TIMEOUT or not retries:
+                continue
+            seen = found[index]
+            hung = next((i for i, o in enumerate(seen) if not o.judged), len(seen))
+            if hung + 1 >= len(probes):
+                continue
+            context = None if metadata is None else [metadata[index]]
+            (rest,) = self._observed([codes[index]], spec, probes[hung + 1 :], context, retries - 1)
+            found[index] = [*seen[: hung + 1], *rest]
+        return found
 
     async def aobserve(
         self,

@@ -10,6 +10,7 @@ duplicated, the order reversed, one character changed, a flag flipped.
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
 import random
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from typing import Any
 __all__ = ["hint_values", "literal_text", "mutations"]
 
 MAX_TEXT = 2000  # characters of one argument's source text; a bigger value is not probed
+_LARGE = 1000  # a "large" number: 10**6 as a size or a bit count made probe jobs time out
 
 
 def literal_text(value: Any) -> str | None:
@@ -57,7 +59,7 @@ def mutations(value: Any, rng: random.Random) -> Iterator[Any]:
         yield not value
     elif kind is int:
         yield from (0, 1, -1, value + 1, value - 1, -value, 2, 3, 4, 5)
-        yield from (value * 2 + rng.randint(3, 9), 10**6)
+        yield from (value * 2 + rng.randint(3, 9), _LARGE)
     elif kind is float:
         yield from (0.0, -1.0, value + 1.0, value - 1.0, -value, value / 2, value * 10 + 0.5)
     elif kind in (str, bytes):
@@ -95,13 +97,28 @@ def _text_mutations(value: Any) -> Iterator[Any]:
     yield value + space
     yield value.upper() if value.upper() != value else value.lower()
     yield value + value
+    yield from _text_kinds(value)
+
+
+def _text_kinds(value: Any) -> Iterator[Any]:
+    """The value with a character of another kind: case, a digit, punctuation, a space inside,
+    another script (``isalpha``, ``isdigit``, ``split`` and ``title`` bugs show on these)."""
+    if isinstance(value, bytes):
+        yield from (value + b"1", value + b"!", value[:1] + b" " + value[1:])
+        return
+    middle = len(value) // 2
+    yield value.swapcase() if value.swapcase() != value else value.title()
+    yield value[:middle] + " " + value[middle:]
+    yield value + "1"
+    yield value + "!"
+    yield value[:middle] + ", " + value[middle:]
+    yield value + "\u00e9"
 
 
 def _sequence_mutations(items: list[Any], rng: random.Random) -> Iterator[list[Any]]:
     yield []
-    if not items:
-        yield [0]
-        yield [1, 2]
+    if not items:  # no element to copy the type of: one of each kind (the caller may infer)
+        yield from ([0], [1, 2], [2, 1, 1], ["a"], ["b", "a", "a"], [[1, 2], [3]], [1.5, -2.0])
         return
     yield items[1:]  # first dropped
     yield items[:-1]  # last dropped
@@ -113,12 +130,26 @@ def _sequence_mutations(items: list[Any], rng: random.Random) -> Iterator[list[A
     if len(items) > 1:
         for variant in _first_few(mutations(items[-1], rng), 2):  # the last element edited
             yield [*items[:-1], variant]
+    yield from _arrangements(items)
+
+
+def _arrangements(items: list[Any]) -> Iterator[list[Any]]:
+    """The same elements arranged another way: equal neighbours (ties: ``<`` against ``<=``),
+    all equal, sorted, and numbers negated (sign and ``abs`` bugs)."""
+    middle = len(items) // 2
+    yield [*items[: middle + 1], items[middle], *items[middle + 1 :]]  # a middle one repeated
+    yield [items[0]] * max(len(items), 2)
+    with contextlib.suppress(TypeError):  # mixed types: no order
+        yield sorted(items)
+    if all(type(item) in (int, float) for item in items):
+        yield [-item for item in items]
 
 
 def _dict_mutations(value: dict[Any, Any], rng: random.Random) -> Iterator[dict[Any, Any]]:
     yield {}
     keys = list(value)
-    if not keys:
+    if not keys:  # no entry to copy the types of: one of each kind
+        yield from ({"a": 1}, {"a": 1, "b": 1}, {1: "a"}, {"a": [1, 2]}, {1: 2, 3: 4})
         return
     yield {k: v for k, v in value.items() if k != keys[0]}  # one entry dropped
     for variant in _first_few(mutations(value[keys[0]], rng), 2):  # one value edited

@@ -11,9 +11,13 @@ one on which they disagree (`guardrail.questions`). The inputs come, in this ord
    call needs no earlier example; a candidate bound under another name calls that name);
 3. ``mutation``: each argument of those calls edited once (`guardrail.probe_values.mutations`),
    and each number argument set to another argument (a number, or a length) and one either
-   side of it; taken round-robin over the calls and their arguments so every one gets edited
-   within the cap; each parameter a call leaves to its default passed, set to the default's
-   edits; then, while the cap allows, two arguments edited at once;
+   side of it, an argument set equal to another of its type; each argument moved to and
+   around the constants of the candidates' code (`guardrail.probe_code`: ``< 255`` gives
+   254, 255, 256; constants only some candidates have first); an empty argument given values
+   of its type from the other calls and the parameter's annotation; taken round-robin over
+   the calls and their arguments so every one gets edited within the cap; each parameter a
+   call leaves to its default passed, set to the default's edits; then, while the cap allows,
+   two arguments edited at once;
 4. ``type-hint``: only when 1-2 found no argument to edit, example values of the candidates'
    parameter annotations (``int``, ``str``, ``list[int]``, ``dict[str, int] | None``...), one
    parameter varied at a time.
@@ -37,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from guardrail.constants import NotConstantError, constant_value
 from guardrail.precheck import MAX_PARSE_BYTES, capped_size
+from guardrail.probe_code import code_constants, constant_edits
 from guardrail.probe_values import hint_values, literal_text, mutations
 from guardrail.sandbox.runner.doctesting import example_sources
 from guardrail.sandbox.runner.observing import OBSERVER
@@ -47,7 +52,7 @@ __all__ = ["Probe", "generate_probes"]
 
 Origin = Literal["test", "doctest", "mutation", "type-hint"]
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
-_MUTATIONS_PER_ARGUMENT = 14
+_MUTATIONS_PER_ARGUMENT = 22
 _PAIRED = 5  # mutations of each argument crossed in two-argument edits
 
 
@@ -128,9 +133,21 @@ def generate_probes(
     seeds += [(call, "doctest") for tree in trees for call in _doctest_calls(tree, spec)]
     for call, origin in seeds:
         add(call, origin)  # type: ignore[arg-type]  # the two literals above
-    groups = [_edits(call, index, rng) for call, _ in seeds for index in _positions(call)]
-    groups += [_related(call) for call, _ in seeds]
     functions = [_function(tree, spec.entry_point) for tree in trees]
+    constants = code_constants(trees)
+    calls = [call for call, _ in seeds]
+    groups = [
+        group
+        for call in calls
+        for index in _positions(call)
+        for group in (
+            _edits(call, index, rng),
+            _replaced(call, index, constant_edits(_argument(call, index), constants)),
+            _replaced(call, index, _alike(call, index, calls, functions)),
+        )
+    ]
+    groups += [_related(call) for call, _ in seeds]
+    groups += [_equalled(call) for call, _ in seeds]
     groups += [_defaults_edited(call, functions, rng) for call, _ in seeds]
     pairs = [
         _pair_edits(call, first, second, rng)
@@ -320,15 +337,69 @@ def _positions(call: Call) -> list[int | str]:
     return [*range(len(args)), *(name for name, _ in kwargs)]
 
 
+def _argument(call: Call, position: int | str) -> Any:
+    args, kwargs = call
+    return args[position] if isinstance(position, int) else dict(kwargs)[position]
+
+
 def _edits(call: Call, position: int | str, rng: random.Random) -> Iterator[Call]:
     """``call`` with the argument at ``position`` replaced by each of its mutations."""
+    values = mutations(_argument(call, position), rng)
+    return _replaced(call, position, itertools.islice(values, _MUTATIONS_PER_ARGUMENT))
+
+
+def _replaced(call: Call, position: int | str, values: Iterator[Any]) -> Iterator[Call]:
+    """``call`` with the argument at ``position`` replaced by each of ``values``."""
     args, kwargs = call
-    current = args[position] if isinstance(position, int) else dict(kwargs)[position]
-    for value in itertools.islice(mutations(current, rng), _MUTATIONS_PER_ARGUMENT):
+    for value in values:
         if isinstance(position, int):
             yield [*args[:position], value, *args[position + 1 :]], kwargs
         else:
             yield args, [(n, value if n == position else v) for n, v in kwargs]
+
+
+def _alike(
+    call: Call,
+    position: int | str,
+    calls: Sequence[Call],
+    functions: Sequence[_Function | None],
+) -> Iterator[Any]:
+    """Values of the argument's type from elsewhere, for an empty one (``[]``, ``''``, ``{}``),
+    whose mutations cannot copy an element: the same argument in the other calls (tests,
+    doctests), then examples of the parameter's annotation in each candidate."""
+    current = _argument(call, position)
+    if not isinstance(current, str | bytes | list | tuple | dict | set) or current:
+        return
+    for other in calls:
+        if other is not call and _has(other, position):
+            value = _argument(other, position)
+            if _same_kind(value, current) and value:
+                yield value
+    for function in functions:
+        for value in hint_values(_annotation(function, position)):
+            if _same_kind(value, current) and value:
+                yield value
+
+
+def _same_kind(value: Any, other: Any) -> bool:
+    return type(value) is type(other)
+
+
+def _has(call: Call, position: int | str) -> bool:
+    args, kwargs = call
+    return position < len(args) if isinstance(position, int) else position in dict(kwargs)
+
+
+def _annotation(function: _Function | None, position: int | str) -> ast.expr | None:
+    """The annotation of the parameter an argument at ``position`` binds, if any."""
+    if function is None:
+        return None
+    signature = function.args
+    positional = [*signature.posonlyargs, *signature.args]
+    if isinstance(position, int):
+        return positional[position].annotation if position < len(positional) else None
+    named = {p.arg: p for p in [*signature.args, *signature.kwonlyargs]}
+    return named[position].annotation if position in named else None
 
 
 def _defaults_edited(
@@ -379,6 +450,23 @@ def _pair_edits(
     that only show when, say, the list is short and the size small."""
     for edited in itertools.islice(_edits(call, first, rng), _PAIRED):
         yield from itertools.islice(_edits(edited, second, rng), _PAIRED)
+
+
+def _equalled(call: Call) -> Iterator[Call]:
+    """An argument set equal to another of its type (``start == end``): an empty overlap, a
+    zero-width range; and a number list's first element set to each number argument (a value
+    at ``high``)."""
+    args, kwargs = call
+    for index, value in enumerate(args):
+        others = [other for i, other in enumerate(args) if i != index]
+        for other in others:
+            if type(other) is type(value) and other != value and type(value) not in (int, float):
+                yield [*args[:index], other, *args[index + 1 :]], kwargs
+        if isinstance(value, list) and value and all(type(x) in (int, float) for x in value):
+            for other in others:
+                if type(other) in (int, float):
+                    edited = [type(value[0])(other), *value[1:]]
+                    yield [*args[:index], edited, *args[index + 1 :]], kwargs
 
 
 def _related(call: Call) -> Iterator[Call]:

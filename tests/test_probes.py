@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
 import pydantic
 import pytest
 
+from guardrail.probe_code import code_constants
 from guardrail.probes import Probe, generate_probes
 from guardrail.questions import answer_test, pick_question
 from guardrail.sandbox.runner.observing import key_of
@@ -222,3 +225,98 @@ def test_numbers_are_set_to_the_other_arguments_boundaries() -> None:
     assert {"take([1, 2, 3], 3)", "take([1, 2, 3], 4)"} <= {
         p.call for p in generate_probes(take, [], limit=200)
     }
+
+
+def _calls(spec: Spec, codes: list[str], limit: int = 200) -> set[str]:
+    return {p.call for p in generate_probes(spec, codes, limit=limit)}
+
+
+BYTE = "def ok(n):\n    return 0 <= n < 255\n"
+
+
+def test_numbers_are_probed_at_and_around_the_candidates_constants() -> None:
+    spec = Spec.from_tests(["assert ok(7)"])
+    assert {"ok(254)", "ok(255)", "ok(256)"} <= _calls(spec, [BYTE, BYTE.replace("<", "<=")])
+    # The constants only some candidates have (where they differ) come first, within the cap.
+    assert "ok(255)" in _calls(spec, [BYTE, BYTE.replace("255", "256")], limit=8)
+
+
+def test_the_constants_where_candidates_differ_rank_first_and_docstrings_do_not_count() -> None:
+    one = 'def f(x):\n    """Up to 99 items."""\n    return x % 4 == 0 and x > -1 and 7\n'
+    two = one.replace("% 4", "% 100")
+    found = code_constants([ast.parse(one), ast.parse(two)])
+    assert found.numbers[:2] == (4, 100)  # contested, then compared (-1), then the rest
+    assert found.numbers[2:] == (0, -1, 7)  # 99 is prose, and the 1 of -1 no constant
+    assert 99 not in found.numbers
+    assert found.texts == ()
+
+
+def test_strings_are_probed_at_constant_lengths_digit_runs_and_string_constants() -> None:
+    strong = "def strong(pw):\n    return len(pw) >= 8 and '@' in pw\n"
+    calls = _calls(Spec.from_tests(["assert not strong('abc')"]), [strong, strong])
+    assert {"strong('abcabca')", "strong('abcabcab')", "strong('abcabcabc')"} <= calls
+    assert {"strong('@')", "strong('abc@')", "strong('a@bc')"} <= calls
+    month = "def valid(d):\n    return 1 <= int(d[5:7]) <= 12\n"
+    calls = _calls(Spec.from_tests(["assert valid('2020-01-15')"]), [month, month])
+    assert {"valid('2020-12-15')", "valid('2020-13-15')", "valid('2020-01-12')"} <= calls
+
+
+def test_lists_are_probed_with_constant_elements_and_lengths() -> None:
+    code = "def top(xs):\n    return [x for x in xs if x > 10][:3]\n"
+    calls = _calls(Spec.from_tests(["assert top([20, 5]) == [20]"]), [code, code])
+    assert {"top([20, 5, 10])", "top([11, 5])", "top([20, 5, 20])"} <= calls
+    tags = "def tagged(words):\n    return [w for w in words if w != 'skip']\n"
+    assert "tagged([1, 'skip'])" not in _calls(Spec.from_tests(["tagged([1])"]), [tags, tags])
+    assert "tagged(['a', 'skip'])" in _calls(Spec.from_tests(["tagged(['a'])"]), [tags, tags])
+
+
+def test_an_empty_argument_takes_its_type_from_hints_and_other_calls() -> None:
+    spec = Spec.from_tests(["assert largest([], 40) == []"])
+    hinted = "def largest(xs: list[float], n: int) -> list[float]:\n    return []\n"
+    assert "largest([1.5], 40)" in _calls(spec, [hinted])
+    documented = 'def largest(xs, n):\n    """\n    >>> largest([7, 8], 1)\n    """\n'
+    assert "largest([7, 8], 40)" in _calls(spec, [documented])
+
+
+def test_empty_containers_are_filled_with_each_kind_of_element() -> None:
+    calls = _calls(Spec.from_tests(["assert f([], {}) == 0"]), [])
+    assert {"f(['a'], {})", "f([2, 1, 1], {})", "f([[1, 2], [3]], {})"} <= calls
+    assert {"f([], {'a': 1})", "f([], {1: 'a'})"} <= calls
+
+
+def test_sequences_are_probed_with_equal_sorted_and_negated_elements() -> None:
+    calls = _calls(Spec.from_tests(["assert rank([3, 1, 2]) == [2, 0, 1]"]), [])
+    assert {"rank([3, 1, 1, 2])", "rank([3, 3, 3])", "rank([1, 2, 3])"} <= calls
+    assert "rank([-3, -1, -2])" in calls
+
+
+def test_strings_are_probed_with_case_digits_punctuation_and_inner_spaces() -> None:
+    calls = _calls(Spec.from_tests(["assert slug('abcd') == 'abcd'"]), [])
+    expected = {"slug('ABCD')", "slug('ab cd')", "slug('abcd1')", "slug('abcd!')"}
+    assert expected | {"slug('ab, cd')", "slug('abcdé')"} <= calls
+
+
+def test_arguments_are_set_equal_to_each_other_and_list_elements_to_number_arguments() -> None:
+    overlap = Spec.from_tests(["assert days('2024-01-01', '2024-01-10') == 10"])
+    assert "days('2024-01-10', '2024-01-10')" in _calls(overlap, [])
+    histogram = Spec.from_tests(["assert histogram([0.5, 1.5], 0, 3, 3) == [1, 1, 0]"])
+    assert "histogram([3.0, 1.5], 0, 3, 3)" in _calls(histogram, [])
+
+
+def test_a_large_number_stays_small_enough_to_build_with() -> None:
+    calls = _calls(Spec.from_tests(["assert bits(6, 3) == 3"]), [])
+    assert "bits(6, 1000)" in calls and not any("1000000" in call for call in calls)
+
+
+def test_elements_are_set_to_the_candidates_constants_in_place() -> None:
+    account = (
+        "def run(ops):\n    for op, amount in ops:\n"
+        "        if op == 'withdraw' and amount > 0:\n            return op\n"
+    )
+    spec = Spec.from_tests(["assert run([('deposit', 7), ('close', 0)]) is None"])
+    calls = _calls(spec, [account, account.replace("> 0", ">= 0")])
+    assert "run([('deposit', 7), ('withdraw', 7)])" in calls  # the first edited, put last
+    assert "run([('withdraw', 7), ('close', 0)])" in calls
+    turnstile = "def turn(events):\n    return events.count('coin') + events.count('push')\n"
+    calls = _calls(Spec.from_tests(["assert turn(['push', 'push']) == 2"]), [turnstile] * 2)
+    assert "turn(['coin', 'push'])" in calls

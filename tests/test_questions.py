@@ -118,15 +118,18 @@ def window_sums(xs, k):
     assert honest[1].text == "[1, 2]"
 
 
-def test_objects_are_unjudged_and_a_loop_times_out_only_its_own_candidate(gate: Gate) -> None:
+def test_objects_are_unjudged_and_a_loop_times_out_only_its_own_candidate_and_probe(
+    gate: Gate,
+) -> None:
     returns_object = "def window_sums(xs, k):\n    return iter([sum(xs)])\n"
     loops = "def window_sums(xs, k):\n    while k == 1:\n        pass\n    return [sum(xs)]\n"
     probes = [_probe("[1, 2]", "2"), _probe("[1, 2]", "1"), _probe("[5]", "2")]
     obj, loop, honest = gate.observe([returns_object, loops, CANONICAL], VISIBLE, probes)
     assert [o.kind for o in obj] == ["unjudged"] * 3
     assert "unserialisable" in obj[0].text
-    assert [o.kind for o in loop] == ["value", "unjudged", "unjudged"]  # the job ended there
-    assert loop[1].text == "timeout"
+    # The job ended there; the probes after it run again: one slow input costs only its answer.
+    assert [o.kind for o in loop] == ["value", "unjudged", "value"]
+    assert loop[1].text == "timeout" and loop[2].text == "[5]"
     assert [o.text for o in honest] == ["[3]", "[1, 2]", "[]"]
 
 
