@@ -3,10 +3,10 @@
 When several candidates pass the tests given, the gate runs them on more inputs and asks about
 one on which they disagree (`guardrail.questions`). The inputs come, in this order, from:
 
-1. ``test``: calls of the spec's entry point in its tests (and in the doctest examples the
-   tests carry) whose arguments are all constants: literals, names the setup or an earlier
-   statement bound to one, and pure expressions of them (``2**40 - 1``, ``list(range(10))``:
-   `guardrail.constants`; nothing is run);
+1. ``test`` (`guardrail.probe_seeds`): calls of the spec's entry point in its tests (and in
+   the doctest examples the tests carry) whose arguments are all constants: literals, names the
+   setup or an earlier statement bound to one, and pure expressions of them (``2**40 - 1``,
+   ``list(range(10))``: `guardrail.constants`; nothing is run);
 2. ``doctest``: such calls in the ``>>>`` examples of the candidates' docstrings (a literal
    call needs no earlier example; a candidate bound under another name calls that name);
 3. ``mutation``: each argument of those calls edited once (`guardrail.probe_values.mutations`),
@@ -30,7 +30,6 @@ so a probe's call is data to paste, never code that could do something else.
 from __future__ import annotations
 
 import ast
-import doctest
 import itertools
 import random
 from collections.abc import Iterator, Sequence
@@ -40,10 +39,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from guardrail.constants import NotConstantError, constant_value
-from guardrail.precheck import MAX_PARSE_BYTES, capped_size
 from guardrail.probe_code import code_constants, constant_edits
+from guardrail.probe_seeds import Call, doctest_calls, parsed, test_calls
 from guardrail.probe_values import hint_values, literal_text, mutations
-from guardrail.sandbox.runner.doctesting import example_sources
 from guardrail.sandbox.runner.observing import OBSERVER
 from guardrail.sandbox.runner.static import plausible_functions
 from guardrail.spec import Spec
@@ -111,9 +109,6 @@ def _check_literal(text: str) -> None:
         raise ValueError(f"probe argument {text[:100]!r} is not a Python literal") from None
 
 
-Call = tuple[list[Any], list[tuple[str, Any]]]  # positional values, (keyword, value) pairs
-
-
 def generate_probes(
     spec: Spec, codes: Sequence[str], *, limit: int = 40, seed: int = 0
 ) -> list[Probe]:
@@ -121,7 +116,7 @@ def generate_probes(
     if limit <= 0:
         return []
     rng = random.Random(seed)  # noqa: S311 - varied inputs, not secrets
-    trees = [tree for tree in map(_parsed, codes) if tree is not None]
+    trees = [tree for tree in map(parsed, codes) if tree is not None]
     probes: dict[tuple[Any, ...], Probe] = {}
 
     def add(call: Call, origin: Origin) -> None:
@@ -129,8 +124,8 @@ def generate_probes(
         if probe is not None and len(probes) < limit:
             probes.setdefault((probe.args, probe.kwargs), probe)
 
-    seeds = [(call, "test") for call in _test_calls(spec)]
-    seeds += [(call, "doctest") for tree in trees for call in _doctest_calls(tree, spec)]
+    seeds = [(call, "test") for call in test_calls(spec)]
+    seeds += [(call, "doctest") for tree in trees for call in doctest_calls(tree, spec)]
     for call, origin in seeds:
         add(call, origin)  # type: ignore[arg-type]  # the two literals above
     functions = [_function(tree, spec.entry_point) for tree in trees]
@@ -165,15 +160,6 @@ def generate_probes(
     return list(probes.values())
 
 
-def _parsed(code: str) -> ast.Module | None:
-    if capped_size(code, MAX_PARSE_BYTES) > MAX_PARSE_BYTES:
-        return None
-    try:
-        return ast.parse(code)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-
-
 def _probe(entry_point: str, call: Call, origin: Origin) -> Probe | None:
     args, kwargs = call
     texts = [literal_text(value) for value in args]
@@ -186,150 +172,6 @@ def _probe(entry_point: str, call: Call, origin: Origin) -> Probe | None:
         kwargs=tuple((n, t) for n, t in named if t is not None),
         origin=origin,
     )
-
-
-def _literal_calls(tree: ast.AST, names: set[str], known: dict[str, Any]) -> Iterator[Call]:
-    """Calls of one of ``names`` whose arguments are all constants, in source order; a name
-    ``known`` binds (the setup's or an earlier statement's ``xs = [3, 1]``) counts as one."""
-    for node in sorted(ast.walk(tree), key=_position):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
-            continue
-        if node.func.id not in names or any(k.arg is None for k in node.keywords):
-            continue  # a ``**kwargs`` spread is no literal call
-        try:
-            args = [constant_value(arg, known) for arg in node.args]
-            kwargs = [(str(k.arg), constant_value(k.value, known)) for k in node.keywords]
-        except NotConstantError:  # a lambda, a starred argument, a value computed by code
-            continue
-        yield args, kwargs
-
-
-_LOOPED = 3  # items of a constant loop whose calls are seeds
-
-
-def _loop_calls(tree: ast.Module, names: set[str], known: dict[str, Any]) -> list[Call]:
-    """Calls in the body of a top-level ``for`` over a constant (``for n, bits in
-    EXPECTED.items():``), with the loop's names bound to each of its first items."""
-    found: list[Call] = []
-    for loop in tree.body:
-        if not isinstance(loop, ast.For) or loop.orelse:
-            continue
-        try:
-            items = list(_iterated(loop.iter, known))[:_LOOPED]
-        except NotConstantError:
-            continue
-        for item in items:
-            bound = dict(known)
-            if not _unpack(loop.target, item, bound):
-                break
-            for statement in loop.body:
-                found += _literal_calls(statement, names, bound)
-    return found
-
-
-def _iterated(node: ast.expr, known: dict[str, Any]) -> Any:
-    """The constant a loop iterates: a constant, or a constant dict's items, keys or values."""
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in ("items", "keys", "values")
-        and not node.args
-    ):
-        mapping = constant_value(node.func.value, known)
-        if type(mapping) is dict:
-            return getattr(mapping, node.func.attr)()
-        raise NotConstantError("not a dict")
-    value = constant_value(node, known)
-    if isinstance(value, list | tuple | range | dict | str):
-        return value
-    raise NotConstantError("not iterable in a known order")
-
-
-def _unpack(target: ast.expr, value: Any, bound: dict[str, Any]) -> bool:
-    """Bind a loop target (a name, or a tuple of names) to ``value``; False if it cannot be."""
-    if isinstance(target, ast.Name):
-        bound[target.id] = value
-        return True
-    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, tuple | list):
-        if len(target.elts) != len(value):
-            return False
-        return all(_unpack(t, v, bound) for t, v in zip(target.elts, value, strict=True))
-    return False
-
-
-def _bind_constants(tree: ast.Module, known: dict[str, Any]) -> None:
-    """Record the top-level ``name = <constant>`` bindings of ``tree`` into ``known`` (and
-    forget a name rebound to anything else), in order."""
-    for statement in tree.body:
-        if not isinstance(statement, ast.Assign):
-            continue
-        for target in statement.targets:
-            if isinstance(target, ast.Name):
-                try:
-                    known[target.id] = constant_value(statement.value, known)
-                except NotConstantError:
-                    known.pop(target.id, None)
-
-
-def _position(node: ast.AST) -> tuple[int, int]:
-    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
-
-
-def _test_calls(spec: Spec) -> list[Call]:
-    """Constant calls of the entry point in the tests (and the doctest examples they carry),
-    with the names the setup and earlier tests bind to constants: the judge runs them in one
-    namespace, in order."""
-    found: list[Call] = []
-    known: dict[str, Any] = {}
-    setup = _parsed(spec.setup)
-    if setup is not None:
-        _bind_constants(setup, known)
-    for test in spec.tests:
-        tree = ast.parse(test)  # the spec parsed it when it was built
-        found += _statement_calls(tree, {spec.entry_point}, known)
-        for source in example_sources(tree):
-            example = _parsed(source)
-            if example is not None:
-                found += _statement_calls(example, {spec.entry_point}, known)
-    return found
-
-
-def _statement_calls(tree: ast.Module, names: set[str], known: dict[str, Any]) -> list[Call]:
-    """The constant calls of ``tree``'s statements in order, each seeing the names the ones
-    before it bound (``xs = [3, 1]`` then ``sort_in_place(xs)``), and recording its own."""
-    found: list[Call] = []
-    for statement in tree.body:
-        single = ast.Module(body=[statement], type_ignores=[])
-        found += _literal_calls(statement, names, known)
-        found += _loop_calls(single, names, known)
-        _bind_constants(single, known)
-    return found
-
-
-def _doctest_calls(tree: ast.Module, spec: Spec) -> list[Call]:
-    """Literal calls in the candidate's docstrings of the entry point, or of its one plausible
-    function when it defines the entry point under another name (the gate's alias)."""
-    names = {spec.entry_point}
-    defined = {n.name for n in tree.body if isinstance(n, _Function | ast.ClassDef)}
-    if spec.entry_point not in defined:
-        names |= set(plausible_functions(ast.unparse(tree))[:1])
-    found: list[Call] = []
-    parser = doctest.DocTestParser()
-    for node in ast.walk(tree):
-        if not isinstance(node, _Function | ast.ClassDef | ast.Module):
-            continue
-        docstring = ast.get_docstring(node, clean=True)
-        if not docstring or ">>>" not in docstring:
-            continue
-        try:
-            examples = parser.get_examples(docstring)
-        except ValueError:  # a malformed example block
-            continue
-        for example in examples:
-            source = _parsed(example.source)
-            if source is not None:
-                found += _literal_calls(source, names, {})
-    return found
 
 
 def _positions(call: Call) -> list[int | str]:
