@@ -195,6 +195,9 @@ def test_the_cache_serves_a_repeat_without_starting_a_container(tmp_path: Path) 
     assert cache.hits == 2
 
 
+_BUSY_TRIES = 6  # a loaded 2-core machine (other sessions' tests) may starve a few tries
+
+
 def test_only_busy_timeouts_are_cached(tmp_path: Path) -> None:
     """A timeout is cached exactly when it was busy. On a loaded machine the endless loop itself
     may be starved below 80% CPU: then it must not be cached either, and it is tried again."""
@@ -203,7 +206,7 @@ def test_only_busy_timeouts_are_cached(tmp_path: Path) -> None:
     sleeping = "import time\ndef add(a, b):\n    time.sleep(60)\n"  # like a starved process
     with DockerSandbox(pool_size=1, timeout_s=1.5) as sandbox:
         gate = Gate(sandbox, cache=cache)
-        for _attempt in range(3):
+        for _attempt in range(_BUSY_TRIES):
             verdicts = gate.verify([spinning, sleeping], ADD)
             assert [v.status for v in verdicts] == [Status.TIMEOUT, Status.TIMEOUT]
             assert verdicts[0].cpu_s is not None and not verdicts[1].busy_timeout
@@ -211,7 +214,7 @@ def test_only_busy_timeouts_are_cached(tmp_path: Path) -> None:
             assert [v.cached for v in again] == [verdicts[0].busy_timeout, False]
             if verdicts[0].busy_timeout:
                 break
-    assert verdicts[0].busy_timeout, "in three tries the endless loop never got 80% of a CPU"
+    assert verdicts[0].busy_timeout, f"in {_BUSY_TRIES} tries the loop never got 80% of a CPU"
     assert len(cache) == 1
 
 
