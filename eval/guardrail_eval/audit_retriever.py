@@ -24,6 +24,7 @@ import typer
 from guardrail.cli.common import fail, warn
 from guardrail.cli.options import ImageOption, NoCacheOption, RuntimeOption, TimeoutOption
 from guardrail.gate import Policy
+from guardrail_eval.options import FetchKOption, PolicyOption, SeedOption, VisibleTestsOption
 
 if TYPE_CHECKING:
     from guardrail_eval.pool import Pool
@@ -56,19 +57,9 @@ def retriever(  # noqa: PLR0917 - Typer maps parameters to options; callers neve
             " offline MiniLM), bm25 or all. Repeatable."
         ),
     ] = None,
-    visible_tests: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--visible-tests",
-            help="What the gate may see, as in `guardrail eval`. Repeatable. Default: the eval's.",
-        ),
-    ] = None,
-    fetch_k: Annotated[
-        int, typer.Option("--fetch-k", help="How many top snippets the gate verifies.")
-    ] = 10,
-    policy: Annotated[Policy, typer.Option(help="The gate's policy (see guardrail eval).")] = (
-        Policy.RERANK
-    ),
+    visible_tests: VisibleTestsOption = None,
+    fetch_k: FetchKOption = 10,
+    policy: PolicyOption = Policy.RERANK,
     out: Annotated[
         Path | None,
         typer.Option(help="Write results/, summary.json, report.md and report.html to DIR."),
@@ -77,13 +68,7 @@ def retriever(  # noqa: PLR0917 - Typer maps parameters to options; callers neve
     timeout: TimeoutOption = 5.0,
     runtime: RuntimeOption = None,
     no_cache: NoCacheOption = False,
-    seed: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            help="Seed of the HumanEval pool's mutations, of tie-breaks and of visible-test draws.",
-        ),
-    ] = 0,
+    seed: SeedOption = 0,
 ) -> None:
     """Run your own retriever through the eval, ungated and gated, with its metrics.
 

@@ -54,6 +54,7 @@ from guardrail.gate import Policy
 from guardrail.safetext import clean, one_line
 from guardrail_eval.asking import DEFAULT_QUESTIONS
 from guardrail_eval.errors import IncompleteError
+from guardrail_eval.options import FetchKOption, PolicyOption, SeedOption, VisibleTestsOption
 from guardrail_eval.selection import BUILTIN, HUMANEVAL, SystemChoice
 from guardrail_eval.terminal import mutation_table, summary_tables
 from guardrail_eval.visible import DEFAULT_DRAWS
@@ -98,15 +99,7 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             " must be in --pool). Repeatable."
         ),
     ] = None,
-    visible_tests: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--visible-tests",
-            help="N random tests per query the gate may see (the hidden rest still decide what"
-            " counts as correct): one visible<N> arm each. Repeatable. Default: 1. The gate"
-            " with all tests (the upper bound) always runs.",
-        ),
-    ] = None,
+    visible_tests: VisibleTestsOption = None,
     draws: Annotated[
         int,
         typer.Option(min=1, help="Seeded random draws of the visible tests per visible arm."),
@@ -128,16 +121,8 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             " and plot exec@1 and acted on buggy against n.",
         ),
     ] = False,
-    fetch_k: Annotated[
-        int, typer.Option("--fetch-k", help="How many top snippets the gate verifies.")
-    ] = 10,
-    policy: Annotated[
-        Policy,
-        typer.Option(
-            help="rerank: verified first, failed dropped; filter: verified only;"
-            " abstain: nothing unless something verified."
-        ),
-    ] = Policy.RERANK,
+    fetch_k: FetchKOption = 10,
+    policy: PolicyOption = Policy.RERANK,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -164,13 +149,7 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
     timeout: TimeoutOption = 5.0,
     runtime: RuntimeOption = None,
     no_cache: NoCacheOption = False,
-    seed: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            help="Seed of the HumanEval pool's mutations, of tie-breaks and of visible-test draws.",
-        ),
-    ] = 0,
+    seed: SeedOption = 0,
     index_dir: Annotated[
         Path | None,
         typer.Option(
