@@ -20,7 +20,10 @@ one on which they disagree (`guardrail.questions`). The inputs come, in this ord
    two arguments edited at once;
 4. ``type-hint``: only when 1-2 found no argument to edit, example values of the candidates'
    parameter annotations (``int``, ``str``, ``list[int]``, ``dict[str, int] | None``...), one
-   parameter varied at a time.
+   parameter varied at a time;
+5. ``guess``: only when nothing above gave a single probe (no literal call, no usable
+   annotation: most untyped library code), small values of the common kinds (a list, an int,
+   a string, empty ones, None...) for each unannotated required parameter, one varied at a time.
 
 Deterministic for a given seed (it only varies a few "larger" numbers), deduplicated, capped.
 A probe's arguments are literal source texts, checked when a `Probe` is built (also from JSON),
@@ -48,7 +51,11 @@ from guardrail.spec import Spec
 
 __all__ = ["Probe", "generate_probes"]
 
-Origin = Literal["test", "doctest", "mutation", "type-hint"]
+Origin = Literal["test", "doctest", "mutation", "type-hint", "guess"]
+# What an unannotated required parameter is tried with when nothing else says (origin ``guess``):
+# small values of the common kinds, a sequence first (most near-clones of real libraries take
+# one: itertools-style code has neither literal doctest calls nor annotations).
+_GUESSES: tuple[Any, ...] = ([3, 1, 2], 2, "abc", 0, [], -1, "", [1, 1], (1, 2), {"a": 1}, None)
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 _MUTATIONS_PER_ARGUMENT = 22
 _PAIRED = 5  # mutations of each argument crossed in two-argument edits
@@ -157,6 +164,10 @@ def generate_probes(
         for tree in trees:
             for call in _hinted_calls(_function(tree, spec.entry_point)):
                 add(call, "type-hint")
+    if not probes:  # nothing at all: guess values of common kinds for unannotated parameters
+        for tree in trees:
+            for call in _hinted_calls(_function(tree, spec.entry_point), guess=True):
+                add(call, "guess")
     return list(probes.values())
 
 
@@ -352,10 +363,11 @@ def _function(tree: ast.Module, entry_point: str) -> _Function | None:
     return functions.get(plausible[0]) if plausible else None
 
 
-def _hinted_calls(function: _Function | None) -> Iterator[Call]:
+def _hinted_calls(function: _Function | None, *, guess: bool = False) -> Iterator[Call]:
     """Calls built from the parameters' annotations: the first example of each required
     parameter, then one parameter at a time through its other examples (an optional one by
-    keyword). Nothing when a required parameter has no usable annotation."""
+    keyword). Nothing when a required parameter has no usable annotation, unless ``guess``:
+    then it takes `_GUESSES`."""
     if function is None:
         return
     signature = function.args
@@ -364,12 +376,16 @@ def _hinted_calls(function: _Function | None) -> Iterator[Call]:
     slots: list[_Slot] = []
     for index, parameter in enumerate(positional):
         values = hint_values(parameter.annotation)
+        if index < first_optional and guess and not values:
+            values = list(_GUESSES)
         if index < first_optional:
             slots.append(_Slot(None, values, required=True))
         elif values and parameter not in signature.posonlyargs:
             slots.append(_Slot(parameter.arg, values, required=False))
     for parameter, default in zip(signature.kwonlyargs, signature.kw_defaults, strict=True):
         values = hint_values(parameter.annotation)
+        if default is None and guess and not values:
+            values = list(_GUESSES)
         if default is None or values:
             slots.append(_Slot(parameter.arg, values, required=default is None))
     if any(slot.required and not slot.values for slot in slots):

@@ -87,6 +87,9 @@ def _report(*findings: Finding) -> AuditReport:
         ("mutation", "pass", "none", "value", Severity.MEDIUM),
         ("type-hint", "none", "none", "raises", Severity.MEDIUM),
         ("mutation", "none", "unjudged", "value", Severity.LOW),
+        ("guess", "none", "none", "raises", Severity.LOW),  # nothing said what it takes
+        ("guess", "pass", "none", "value", Severity.LOW),
+        ("guess", "pass", "fail", "value", Severity.HIGH),  # its own tests still decide
     ],
 )
 def test_severity_is_graded_by_evidence(

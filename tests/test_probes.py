@@ -79,7 +79,21 @@ def test_type_hints_give_inputs_when_the_tests_have_no_literal_call() -> None:
     calls = [p.call for p in probes]
     assert calls[0] == "pick([], 0)"
     assert "pick([1], 0)" in calls and "pick([], 1)" in calls and "pick([], 0, key='')" in calls
-    assert generate_probes(spec, ["def pick(xs, n):\n    return 0\n"]) == []  # no hints
+    # Unannotated and no literal call: guessed values of the common kinds, one varied at a time.
+    guessed = generate_probes(spec, ["def pick(xs, n):\n    return 0\n"], limit=30)
+    assert {p.origin for p in guessed} == {"guess"}
+    calls = [p.call for p in guessed]
+    assert calls[0] == "pick([3, 1, 2], [3, 1, 2])"
+    assert {"pick([3, 1, 2], 2)", "pick('abc', [3, 1, 2])", "pick([], [3, 1, 2])"} <= set(calls)
+
+
+def test_guesses_are_a_last_resort() -> None:
+    partly = "def pick(xs: list[int], n):\n    return 0\n"  # one parameter has no hint
+    spec = Spec.from_tests(["xs = load()\nassert pick(xs, 1) == 3"], entry_point="pick")
+    assert {p.origin for p in generate_probes(spec, [partly])} == {"guess"}
+    literal = Spec.from_tests(["assert pick([1, 2], 1) == 2"])
+    origins = {p.origin for p in generate_probes(literal, ["def pick(xs, n):\n    return 0\n"])}
+    assert "guess" not in origins and "test" in origins
 
 
 def test_a_probe_holds_literals_only() -> None:

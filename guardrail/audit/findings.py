@@ -57,7 +57,10 @@ class Severity(StrEnum):
     * ``medium``: one of the two holds (a tested input, or a side that passes its tests), or
       one side raises where the other returns a value.
     * ``low``: the two return different values on a generated input, and neither has tests
-      that pass: a difference in behaviour, not yet known to be a bug.
+      that pass: a difference in behaviour, not yet known to be a bug. Also any divergence on a
+      guessed input (origin ``guess``: nothing said what the function takes), unless one side
+      passes its tests and the other fails its own: near-clones that take different arguments
+      diverge on a guess without either being wrong.
     """
 
     HIGH = "high"
@@ -159,7 +162,7 @@ class ProbeInput(BaseModel):
 
     args: tuple[str, ...]
     kwargs: dict[str, str]
-    origin: str  # where the input came from: test, doctest, mutation, type-hint
+    origin: str  # where the input came from: test, doctest, mutation, type-hint, guess
 
     def call(self, name: str) -> str:
         """``name(args..., k=v...)``, ready to paste."""
@@ -239,6 +242,8 @@ def grade(origin: str, left: Site, right: Site) -> Severity:
     passes = "pass" in statuses
     if (tested_input and passes) or statuses == {"pass", "fail"}:
         return Severity.HIGH
+    if origin == "guess":
+        return Severity.LOW
     raises_vs_value = {left.output.kind, right.output.kind} == {"value", "raises"}
     if tested_input or passes or raises_vs_value:
         return Severity.MEDIUM
