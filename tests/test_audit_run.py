@@ -157,6 +157,20 @@ def test_repeated_runs_give_the_same_fingerprints(tree: Path, tmp_path: Path) ->
     assert len(set(prints(first_sarif))) == len(first["findings"]) >= len(PLANTED)
 
 
+def test_without_embeddings_the_planted_pairs_are_found_by_tokens_alone(
+    tree: Path, tmp_path: Path
+) -> None:
+    _, embedded, _ = _audit(tree, tmp_path / "embedded")
+    code, tokens_only, sarif = _audit(tree, tmp_path / "tokens", "--no-embedding")
+    assert code == 1
+    names = {f["left"]["qualified_name"] for f in tokens_only["findings"]}
+    assert names >= PLANTED and HARMLESS not in names
+    assert {f["fingerprint"] for f in tokens_only["findings"]} >= {
+        f["fingerprint"] for f in embedded["findings"] if f["left"]["qualified_name"] in PLANTED
+    }
+    validate_sarif(sarif)
+
+
 def test_fail_on_sets_the_exit_code(tree: Path, tmp_path: Path) -> None:
     target = str(tree / "clonelib")
     assert runner.invoke(app, ["audit", target, "--fail-on", "never"]).exit_code == 0
@@ -184,6 +198,7 @@ def test_bad_input_is_exit_2_and_writes_nothing(tree: Path, tmp_path: Path) -> N
         ["audit", "--collection", "never-indexed"],
         ["audit", str(tree / "clonelib"), "--json", str(nowhere)],
         ["audit", str(tree / "clonelib"), "--fail-on", "severe"],
+        ["audit", "--collection", "lib", "--no-embedding"],  # tokens alone need a PATH
     ]
     for args in cases:
         result = runner.invoke(app, args)

@@ -29,7 +29,7 @@ from guardrail.audit.findings import (
     Site,
 )
 from guardrail.audit.html import to_html
-from guardrail.audit.run import AuditProgress, audit_index
+from guardrail.audit.run import AuditProgress, audit_index, audit_snippets
 from guardrail.audit.sarif import to_sarif
 from guardrail.audit.tokens import code_tokens, token_similarity
 
@@ -49,6 +49,7 @@ __all__ = [
     "Severity",
     "Site",
     "audit_index",
+    "audit_snippets",
     "code_tokens",
     "find_clusters",
     "to_html",

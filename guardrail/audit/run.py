@@ -1,9 +1,9 @@
-"""`audit_index`: clusters, then differential runs, then one `AuditReport`."""
+"""`audit_index` / `audit_snippets`: clusters, then differential runs, then one `AuditReport`."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,8 +13,9 @@ from guardrail.gate import Gate
 
 if TYPE_CHECKING:  # chromadb (through the index) loads in half a second: only when used
     from guardrail.index.code_index import CodeIndex
+    from guardrail.index.snippet import Snippet
 
-__all__ = ["AuditProgress", "audit_index"]
+__all__ = ["AuditProgress", "audit_index", "audit_snippets"]
 
 AuditProgress = Callable[[str, int, int], None]
 """Called as ``hook(phase, done, total)``; phases: ``signatures``, ``clusters``."""
@@ -37,14 +38,46 @@ def audit_index(
         SandboxError: the sandbox cannot run anything.
         CodeIndexError: the index cannot be read.
     """
-    from guardrail.audit.differential import run_differential
-
     started = time.perf_counter()
     snippets = list(index.snippets())
     if under is not None:
         folder = under.resolve()
         snippets = [s for s in snippets if _is_under(Path(s.path), folder)]
     vectors = index.embeddings([s.index_id for s in snippets])
+    read = round(time.perf_counter() - started, 3)
+    report = audit_snippets(
+        snippets,
+        vectors,
+        gate,
+        settings=settings,
+        inputs=inputs,
+        seed=seed,
+        target=target or index.name,
+        on_progress=on_progress,
+    )
+    return report.model_copy(update={"seconds": {"read": read, **report.seconds}})
+
+
+def audit_snippets(
+    snippets: Sequence[Snippet],
+    vectors: Mapping[str, Sequence[float]] | None,
+    gate: Gate,
+    *,
+    settings: ClusterSettings | None = None,
+    inputs: int = 40,
+    seed: int = 0,
+    target: str,
+    on_progress: AuditProgress | None = None,
+) -> AuditReport:
+    """Audit ``snippets`` (split from a tree, or read from an index); ``vectors`` are their
+    embeddings by index id, or None: pairs are then confirmed by token edit distance alone, and
+    no embedding is ever computed.
+
+    Raises:
+        SandboxError: the sandbox cannot run anything.
+    """
+    from guardrail.audit.differential import run_differential
+
     read = time.perf_counter()
 
     def hook(phase: str) -> Callable[[int, int], None] | None:
@@ -72,13 +105,10 @@ def audit_index(
         inputs_tried=result.inputs_tried,
     )
     seconds = {
-        "read": round(read - started, 3),
         "cluster": round(clustered - read, 3),
         "run": round(ran - clustered, 3),
     }
-    return AuditReport(
-        target=target or index.name, counts=counts, findings=tuple(findings), seconds=seconds
-    )
+    return AuditReport(target=target, counts=counts, findings=tuple(findings), seconds=seconds)
 
 
 def _is_under(path: Path, folder: Path) -> bool:

@@ -161,6 +161,14 @@ def tree(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             help="Token similarity (1 - edit distance / length) that confirms a pair.",
         ),
     ] = 0.85,
+    no_embedding: Annotated[
+        bool,
+        typer.Option(
+            "--no-embedding",
+            help="Confirm pairs by token edit distance alone: PATH is split, nothing is indexed"
+            " or embedded (the fast way through a large tree).",
+        ),
+    ] = False,
     image: ImageOption = None,
     timeout: TimeoutOption = 10.0,
     runtime: RuntimeOption = None,
@@ -176,7 +184,7 @@ def tree(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
     3 sandbox or Chroma unavailable.
     """
     with reporting_errors():
-        from guardrail.audit import ClusterSettings, audit_index
+        from guardrail.audit import ClusterSettings, audit_index, audit_snippets
 
         settings = ClusterSettings(
             jaccard=jaccard, embedding=embedding_threshold, tokens=token_threshold
@@ -186,36 +194,54 @@ def tree(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
                 "give a PATH to audit or --collection NAME of an existing index",
                 hint="for example `guardrail audit src/` or `guardrail audit --collection app`",
             )
+        if no_embedding and path is None:
+            fail("--no-embedding audits a PATH (an index's snippets come with their embeddings)")
         split = None
         if path is not None:
             if not path.exists():
                 fail(f"{path}: no such file or directory")
             split = split_path(path, exclude=exclude, include_tests=include_tests)
-        code_index = open_index(
-            collection, index_dir, chroma_url, embedding, create=path is not None
-        )
-        if path is not None and split is not None:
-            store_tree(code_index, path, split)
-        if code_index.count() == 0:
-            fail(
-                f"collection {code_index.name!r} is empty",
-                hint="index code first with `guardrail index PATH` (same --collection/--path)",
+        code_index = None
+        if not no_embedding:
+            code_index = open_index(
+                collection, index_dir, chroma_url, embedding, create=path is not None
             )
+            if path is not None and split is not None:
+                store_tree(code_index, path, split)
+            if code_index.count() == 0:
+                fail(
+                    f"collection {code_index.name!r} is empty",
+                    hint="index code first with `guardrail index PATH` (same --collection/--path)",
+                )
         with (
             build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
             removing_containers_on_signals(gate.sandbox),
             _progress() as on_progress,
         ):
-            report = audit_index(
-                code_index,
-                gate,
-                under=path,
-                settings=settings,
-                inputs=inputs,
-                seed=seed,
-                target=str(path) if path is not None else code_index.name,
-                on_progress=on_progress,
-            )
+            if code_index is None:
+                assert split is not None  # --no-embedding needs a PATH (checked above)
+                assert path is not None
+                report = audit_snippets(
+                    split.snippets,
+                    None,
+                    gate,
+                    settings=settings,
+                    inputs=inputs,
+                    seed=seed,
+                    target=str(path),
+                    on_progress=on_progress,
+                )
+            else:
+                report = audit_index(
+                    code_index,
+                    gate,
+                    under=path,
+                    settings=settings,
+                    inputs=inputs,
+                    seed=seed,
+                    target=str(path) if path is not None else code_index.name,
+                    on_progress=on_progress,
+                )
         _write_reports(report, json_file, sarif_file, html_file)
     console.print(_table(report))
     if fail_on is not FailOn.NEVER:
