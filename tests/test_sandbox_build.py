@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -122,10 +123,12 @@ def extended(docker_sandbox: DockerSandbox, wheelhouse: Path) -> Iterator[str]:
     before = _deps_images(docker_sandbox.client)
     result = runner.invoke(app, ["sandbox", "build", "--wheelhouse", str(wheelhouse)])
     assert result.exit_code == 0, result.output
-    made = _deps_images(docker_sandbox.client) - before
-    assert len(made) == 1, (made, result.output)
-    tag = made.pop()
-    assert f"built {tag}" in result.stdout
+    # The tag is the one the command names: another run on a shared engine may build its own
+    # deps image meanwhile, so the list of images that appeared is not this build's alone.
+    built = re.search(rf"built ({re.escape(DEPS_REPOSITORY)}:[0-9a-f]+)", result.stdout)
+    assert built is not None, result.output
+    tag = built.group(1)
+    assert tag in _deps_images(docker_sandbox.client) - before, (tag, result.output)
     assert f"--image {tag}" in result.stdout
     assert f"GUARDRAIL_IMAGE={tag}" in result.stdout
     assert "tinydep==1.0" in result.stdout
