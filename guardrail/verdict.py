@@ -157,6 +157,12 @@ class TestOutcome(BaseModel):
         description="what the candidate returned or raised in a probe test (`__observe__`);"
         " set only by the judge, on a test it judged",
     )
+    shown_by_candidate: bool = Field(
+        default=False,
+        description="a doctest example of this test showed or printed an object that is not"
+        " plain data, and the text compared was that object's own repr/str, computed in the"
+        " candidate's process (as doctest compares it); set only by the judge",
+    )
 
     @field_validator("test")
     @classmethod

@@ -9,7 +9,7 @@ inside its shipped module), `candidate` (load and serve), `handles` (the candida
 channel: the handle table and the request server), `stubs` (the test's objects as the
 candidate sees them: callbacks), `printed` (what the candidate printed, kept for the judge),
 `remote` (the judge's proxies of candidate objects,
-and the tests' names), `copies` (a test's iterator over plain data, sent as a copy), `mirrors` (the
+and the tests' names), `showing` (the text a doctest example shows of a candidate object), `copies` (a test's iterator over plain data, sent as a copy), `mirrors` (the
 candidate's mutable module globals, one copy each in the judge, kept in step), `calls` (the
 judge's side of the channel), `replies` (how the judge reads a reply), `served` (callbacks
 the judge runs for the candidate, and draining its iterators), `judge`, `doctesting` (a
@@ -26,7 +26,9 @@ What it defends against (the candidate is hostile; the tests and this package ar
   no pickle) and every comparison happens in the judge; anything else (a generator, an object
   with a forged ``__eq__``) stays in the candidate and crosses as a handle the judge can iterate,
   call and read attributes of, but which never decides an equality, hash, truth value or text
-  (asked to, the test becomes ``ERROR:Unserialisable``); the test's own callables cross as
+  (asked to, the test becomes ``ERROR:Unserialisable``), save the one text doctest itself
+  compares: what a doctest example shows or prints of it, which is never accepted when it reads
+  as plain data (`showing`); the test's own callables cross as
   callbacks the candidate can only call or iterate, never inspect (a lambda holds the test's
   constants);
 * reading the tests or a neighbour's code: the candidate is forked from a zygote that never

@@ -17,7 +17,7 @@ import collections
 import json
 from typing import Any, NoReturn
 
-from . import replies, served
+from . import replies, served, showing
 from .codec import (
     REFERENCE_KEYS,
     Unserialisable,
@@ -279,6 +279,27 @@ class Calls:
             self.kept_attributes[attribute] = key
         known = self.kept.get(key)  # already the tests' (read under its other name): that one
         return known if known is not None else self.kept.adopt(key, value)
+
+    def shown_text(self, op: str, target: dict[str, Any], *args: Any) -> str:
+        """A candidate object's own ``repr``/``str``/``format`` text, for a doctest display."""
+        text = self.operate(op, target, *args)
+        if type(text) is not str:
+            self.fail("protocol_violation", f"a {op} text that is not a str")
+        if len(text) > showing.MAX_SHOWN:
+            self.fail(
+                "unserialisable",
+                f"a {op} text of {len(text)} characters (at most {showing.MAX_SHOWN})",
+                sticky=False,
+            )
+        if showing.looks_plain(text):
+            self.fail(
+                "unserialisable",
+                f"a candidate object whose {op} reads as plain data ({text[:60]!r}): a plain"
+                " value would have crossed as one",
+                sticky=False,
+            )
+        showing.record_use()
+        return text
 
     def import_module(self, name: str) -> Any:
         """The candidate's module ``name`` (imported there, never here), as a remote module."""

@@ -7,6 +7,8 @@ expression shows its repr through the display hook and is ``_`` afterwards, ``>>
 runs it in the calling test's globals, captures what it printed (``sys.stdout`` is swapped, so a
 candidate's printed output that the judge writes there on return is captured too) and compares that
 text with the expected output as doctest does (`checker`, doctest's output checker mirrored).
+An object of the candidate's that is not plain data shows its own text there, as in doctest
+(`showing`).
 
 A mismatch raises `AssertionError` (the test's ``FAIL``) with a short, capped description. An
 exception the example raised and did not expect propagates unchanged (the judge's ``ERROR:<name>``,
@@ -24,6 +26,7 @@ from typing import Any
 
 from .checker import FLAGS, check_output, exception_line, exception_matches
 from .exceptions import CandidateRaisedBase
+from .showing import displaying
 
 __all__ = [
     "FLAGS",
@@ -85,7 +88,8 @@ def doctest_example(
         names = ", ".join(sorted(reads & session.unknown))
         raise Unjudged(f"not judged: it reads {names}, left unknown by an earlier fault")
     try:
-        _run(namespace, source, want, options=options, raises=raises, unchecked=unchecked)
+        with displaying():  # what it shows is compared as text, as doctest compares it
+            _run(namespace, source, want, options=options, raises=raises, unchecked=unchecked)
     except _Mismatch:  # it ran to the end; what it showed was wrong
         session.bound |= binds
         session.unknown -= binds

@@ -301,4 +301,8 @@ _OPERATIONS: dict[str, Any] = {
     "next": next,
     "len": len,
     "contains": lambda target, item: item in target,
+    # Its own text, asked only while a doctest example displays it (``showing``).
+    "repr": repr,
+    "str": str,
+    "format": lambda target, spec: format(target, str(spec)),
 }

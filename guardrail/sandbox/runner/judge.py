@@ -24,6 +24,7 @@ import contextlib
 import sys
 from typing import Any
 
+from . import showing
 from .calls import Calls, Discarded, Fault, lacks_context
 from .codec import message_of
 from .doctesting import Unjudged, doctest_example, example_sources
@@ -171,6 +172,7 @@ class Judge(Calls):
             return _outcome(test, self.fault, _NOT_RUN.get(self.fault, _NOT_RUN["ended"]))
         self.last_fault = None
         self.observer.take()  # an earlier test's observation never carries over
+        showing.take_used()  # nor does its doctest display of a candidate's text
         outcome: dict[str, Any] = {"test": test, "outcome": "pass", "detail": "", "fault": None}
         try:
             exec(compile(test, "<test>", "exec"), namespace)
@@ -198,6 +200,8 @@ class Judge(Calls):
         seen = self.observer.take()
         if outcome["outcome"] == "pass" and seen is not None:
             outcome["observed"] = seen  # set only here: by judge code, on a test it judged
+        if showing.take_used():
+            outcome["shown_by_candidate"] = True
         return outcome
 
     def _missing_module(self, exc: ModuleNotFoundError) -> tuple[str, str]:

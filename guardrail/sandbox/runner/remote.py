@@ -6,9 +6,10 @@ request each (never prefetched: laziness is the candidate's), except where the j
 consumer will exhaust an iterator anyway (``list(h)``, ``tuple``, ``sorted``, ``str.join``: they
 ask ``__length_hint__`` first), whose items then come in chunks (``Calls.drain``). It never
 decides anything the judge compares: equality, ordering, hash, truth value,
-``repr``/``str``/``format``, arithmetic and any other operation raise the judge's non-sticky
-``unserialisable`` fault (never a TypeError, which would make a correct candidate ``failed``).
-A hostile object's ``__eq__`` is never consulted.
+arithmetic and any other operation raise the judge's non-sticky ``unserialisable`` fault (never a
+TypeError, which would make a correct candidate ``failed``), and so do ``repr``/``str``/``format``
+except while a doctest example displays the object, where doctest compares the object's own text
+(`showing`). A hostile object's ``__eq__`` is never consulted.
 What it answers to the questions the test asks it (a method's result, ``len``, ``x in h``) is
 its answer, as any function's result is; the judge compares those answers as plain data.
 
@@ -52,6 +53,7 @@ import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from . import showing
 from .codec import MUTABLE, Unserialisable
 from .copies import Copies
 
@@ -154,6 +156,24 @@ for _name in _REFUSED:
     setattr(RemoteHandle, f"__{_name}__", _refusal(f"__{_name}__"))
 
 
+def _shown(name: str) -> Callable[..., Any]:
+    """``repr``/``str``/``format`` of a candidate object: the candidate's own text while a
+    doctest example displays it (`showing`), refused everywhere else."""
+    refuse = _refusal(name)
+
+    def show(value: Any, *args: Any) -> Any:
+        if not showing.permitted():
+            return refuse(value)
+        return _judge_of(value).shown_text(name.strip("_"), reference_of(value), *args)
+
+    show.__name__ = name
+    return show
+
+
+for _name in ("__repr__", "__str__", "__format__"):
+    setattr(RemoteHandle, _name, _shown(_name))
+
+
 class RemoteCallable(RemoteHandle):
     """A candidate object whose class defines ``__call__``: ``callable(h)`` is true."""
 
@@ -208,8 +228,10 @@ class RemoteClass(type):
 
 
 for _name in _REFUSED:
-    if f"__{_name}__" not in vars(RemoteClass):  # repr, str, bool, order...: never the judge's
+    if f"__{_name}__" not in vars(RemoteClass):  # bool, order...: never the judge's
         setattr(RemoteClass, f"__{_name}__", _refusal(f"__{_name}__"))
+for _name in ("__repr__", "__str__", "__format__"):
+    setattr(RemoteClass, _name, _shown(_name))
 
 
 def remote_class(
