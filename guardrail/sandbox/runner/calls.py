@@ -95,6 +95,8 @@ class Calls:
     def _resolve(self, ref: dict[str, Any]) -> Any:
         if "cb" in ref:
             return self.mine.get(ref["cb"])
+        if set(ref) == {"builtin"}:  # one the test passed, handed back (`handles.Server`)
+            return self.mine.builtin(ref["builtin"])
         if not ({"handle", "type"} < set(ref) <= {"handle", "type", "of", "class"}):
             raise ValueError("not a reference the candidate may send")
         ident = ref["handle"]

@@ -29,6 +29,7 @@ from .framing import FrameTooLarge, read_frame, write_frame
 from .identity import check_not_kept, check_result, mutable_parts, reference_counts
 from .mirrors import Kept, is_mutable
 from .printed import MAX_PRINTED, Tee
+from .signatures import signed_stub
 from .stubs import JudgeCallable, JudgeCopy, JudgeIterator, JudgeObject
 
 # `calls` imports these from here (MAX_PRINTED is `printed`'s, the other two `codec`'s).
@@ -50,7 +51,10 @@ class Server:
         self.namespace = namespace
         self.objects: list[Any] = []  # handle id -> object (kept alive: ids stay unique)
         self.ids: dict[int, int] = {}  # id(object) -> handle id
-        self.stubs: dict[int, JudgeObject] = {}
+        self.stubs: dict[int, Any] = {}  # judge object id -> its stub (`stubs`, `signatures`)
+        # id -> (object, the judge's reference to it): the test's functions and builtins the
+        # judge sent, which go back as it described them
+        self.echoed: dict[int, tuple[Any, dict[str, Any]]] = {}
         self.consumed: dict[int, int] = {}  # copied judge iterator -> items taken, not yet told
         self.out = Tee(sys.stdout)
         sys.stdout = self.out
@@ -83,6 +87,13 @@ class Server:
                 "name": value.__name__,
                 "iterator": type(value) is JudgeIterator,
             }
+        sent = self.echoed.get(id(value))
+        if sent is not None and sent[0] is value:  # the test's function or builtin, given back
+            return sent[1]  # as the judge described it: an unchanged argument compares equal
+        return self._handle(value)
+
+    def _handle(self, value: object) -> dict[str, Any]:
+        """``value`` as a handle, with its class (a handle too, even a builtin one)."""
         kind = type(value)
         description: dict[str, Any] = {"handle": self._keep(value), "type": kind.__name__[:100]}
         if isinstance(value, type):  # a class: the judge's stand-in for it is a class too
@@ -90,7 +101,7 @@ class Server:
             binds = any("__get__" in vars(klass) for klass in value.__mro__)
             description["class"] = {"name": value.__name__[:100], "calls": calls, "binds": binds}
         else:  # its class crosses with it, so that ``type(a) is type(b)`` holds in the judge
-            description["of"] = self.handle_of(kind)
+            description["of"] = self._handle(kind)
         return description
 
     def _keep(self, value: object) -> int:
@@ -118,14 +129,9 @@ class Server:
             if isinstance(stub, JudgeCopy) and "items" in ref:  # the test took some itself
                 stub._items = iter(decode(ref["items"]))
             if stub is None:
-                name = str(ref.get("name", ""))
-                if "items" in ref:
-                    stub = JudgeCopy(self, ident, name, decode(ref["items"]))
-                else:
-                    stub = (JudgeIterator if ref.get("iterator") else JudgeCallable)(
-                        self, ident, name
-                    )
-                self.stubs[ident] = stub
+                stub = self.stubs[ident] = self._stub(ident, ref)
+                if not isinstance(stub, JudgeObject):
+                    self.echoed[id(stub)] = (stub, ref)
             return stub
         module, _, qualname = str(ref["builtin"]).partition(":")
         if module not in BUILTIN_MODULES:
@@ -133,7 +139,24 @@ class Server:
         value: Any = importlib.import_module(module)
         for part in qualname.split("."):
             value = getattr(value, part)
+        self.echoed[id(value)] = (value, ref)
         return value
+
+    def _stub(self, ident: int, ref: dict[str, Any]) -> Any:
+        """What the candidate holds for the test's object ``ident`` (see `stubs`)."""
+        name = str(ref.get("name", ""))
+        if "items" in ref:
+            return JudgeCopy(self, ident, name, decode(ref["items"]))
+        if ref.get("iterator"):
+            return JudgeIterator(self, ident, name)
+        shape = ref.get("signature")
+        if type(shape) is dict:
+            function = signed_stub(
+                shape, name, lambda args, kwargs: self.callback(ident, "call", args, kwargs)
+            )
+            if function is not None:
+                return function
+        return JudgeCallable(self, ident, name)
 
     def out_value(self, value: object) -> Any:
         return encode(value, other=self.handle_of)

@@ -33,9 +33,11 @@ an argument a live object keeps does not follow later changes of the test's obje
 and iterators cross as ``{"cb": id}``, and the candidate can call or iterate them and read their
 name, qualname, module, docstring, ``__dict__`` and ``__annotations__`` as plain data; any other
 attribute it reads (a lambda's ``__code__`` holds the test's constants) is the test's fault
-(``calls.Calls._attribute``). A class (not a builtin one) never crosses: the candidate's
-``issubclass``/``__subclasses__`` would need the class itself (``unserialisable``). Builtins (and
-``operator``, ``math``, ``collections``... names) cross by name and the candidate uses its own.
+(``calls.Calls._attribute``); a plain function crosses with its parameters, so the candidate's
+``inspect.signature`` of it works (`signatures`). A class (not a builtin one) never crosses: the
+candidate's ``issubclass``/``__subclasses__`` would need the class itself (``unserialisable``).
+Builtins (and ``operator``, ``math``, ``collections``... names) cross by name and the candidate
+uses its own.
 
 `Names` is the tests' ``__builtins__``: real builtins first, then a name the tests read but do
 not bind resolves to the candidate's global of that name (doctest semantics: examples see their
@@ -56,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 from . import showing
 from .codec import MUTABLE, Unserialisable
 from .copies import Copies
+from .signatures import describe
 
 if TYPE_CHECKING:
     from .calls import Calls
@@ -289,6 +292,7 @@ class JudgeObjects:
         self.objects: list[Any] = []
         self.ids: dict[int, int] = {}
         self.builtin_names: dict[int, tuple[str, Any]] | None = None  # built when first needed
+        self.sent_builtins: dict[str, Any] = {}  # builtins sent by name, by that name
         self.copies = Copies()
 
     def reference(self, value: object) -> Any:
@@ -299,6 +303,7 @@ class JudgeObjects:
             self.builtin_names = _builtin_names()  # about 1 ms: not for jobs of plain data
         name = self.builtin_names.get(id(value))
         if name is not None and name[1] is value:
+            self.sent_builtins[name[0]] = value  # the candidate may name it back (`get`)
             return {"builtin": name[0]}
         iterator = hasattr(type(value), "__next__")
         if isinstance(value, type):  # the candidate would get a stand-in that is not a class
@@ -319,13 +324,22 @@ class JudgeObjects:
         items = self.copies.items_to_send(known, value) if iterator else None
         name_of = getattr(value, "__name__", "")
         name_of = name_of if type(name_of) is str else ""
-        ref = {"cb": known, "name": name_of, "iterator": iterator}
+        ref: dict[str, Any] = {"cb": known, "name": name_of, "iterator": iterator}
+        shape = None if iterator else describe(value)
+        if shape is not None:  # the candidate builds a function of the same parameters
+            ref["signature"] = shape
         return ref if items is None else {**ref, "items": items}
 
     def get(self, ident: Any) -> Any:
         if type(ident) is not int or not 0 <= ident < len(self.objects):
             raise ValueError("no such judge object")
         return self.objects[ident]
+
+    def builtin(self, name: Any) -> Any:
+        """A builtin the candidate names back: only one the judge sent it by that name."""
+        if type(name) is not str or name not in self.sent_builtins:
+            raise ValueError("a builtin the judge never sent")
+        return self.sent_builtins[name]
 
 
 def _builtin_names() -> dict[int, tuple[str, Any]]:

@@ -1,0 +1,169 @@
+"""A test's function as the candidate sees it: a real function with the same parameters, whose
+body is a callback to the judge.
+
+Code that inspects the callables it is given (``inspect.signature``, ``f.__code__.co_argcount``,
+toolz's ``num_required_args``, a memoizer's ``has_keywords``, ``isinstance(f, FunctionType)``)
+reads the test's function. Its code object holds the test's constants, so it never crosses; what
+crosses instead (`describe`, in the judge) is its shape: each parameter's name and kind and
+whether it has a default, with its name, qualname, module and docstring. The candidate builds a
+function with exactly those parameters (`signed_stub`), so those questions get the answers they
+get in-process, while its code object, defaults and globals are the stub's own: a default shows
+as ``<default>`` and is never sent (an omitted argument is left to the judge's own default).
+Calling it sends the arguments to the judge as the caller bound them.
+
+A function whose shape this cannot carry (annotations, attributes in its ``__dict__``, a name
+that is not an identifier) keeps the plain callback stub (`stubs.JudgeCallable`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import keyword
+import types
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["describe", "signed_stub"]
+
+MAX_PARAMETERS = 64
+_DOC_CHARS = 4_000
+_OWN_PREFIX = "_guardrail_"  # the generated code's own names: no parameter may take one
+_P = inspect.Parameter
+_KINDS = {int(kind): kind for kind in inspect._ParameterKind}
+
+
+def describe(value: object) -> dict[str, Any] | None:
+    """The shape of a test's plain Python function, or None to keep it a plain stub."""
+    if type(value) is not types.FunctionType:
+        return None
+    if value.__dict__ or getattr(value, "__annotations__", None):
+        return None
+    try:
+        signature = inspect.signature(value, follow_wrapped=False)
+    except (TypeError, ValueError):
+        return None
+    parameters = list(signature.parameters.values())
+    if len(parameters) > MAX_PARAMETERS or not all(_usable(p.name) for p in parameters):
+        return None
+    doc = value.__doc__
+    return {
+        "parameters": [[p.name, int(p.kind), p.default is not p.empty] for p in parameters],
+        "qualname": str(value.__qualname__)[:200],
+        "module": str(value.__module__)[:200] if value.__module__ is not None else None,
+        "doc": doc[:_DOC_CHARS] if isinstance(doc, str) else None,
+    }
+
+
+def _usable(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith(_OWN_PREFIX)
+
+
+class _Default:
+    """What a stub shows for a default it does not know (the judge's function knows it)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<default>"
+
+
+_DEFAULT = _Default()
+
+
+def signed_stub(
+    description: dict[str, Any], name: str, call: Callable[[tuple[Any, ...], dict[str, Any]], Any]
+) -> types.FunctionType | None:
+    """A function with the described parameters whose body is ``call(args, kwargs)``, or None
+    for a description it cannot build (the caller keeps the plain stub)."""
+    try:
+        parameters = [(str(n), _KINDS[int(k)], d is True) for n, k, d in description["parameters"]]
+        # Refuses an order, a name or a default Python would refuse.
+        inspect.Signature([_P(n, k, default=_DEFAULT if d else _P.empty) for n, k, d in parameters])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if len(parameters) > MAX_PARAMETERS or not all(_usable(n) for n, _, _ in parameters):
+        return None
+    function = _compiled(parameters, _forward(call))
+    function.__name__ = name
+    function.__qualname__ = str(description.get("qualname") or name)
+    function.__module__ = description.get("module")  # type: ignore[assignment]
+    function.__doc__ = description.get("doc")
+    return function
+
+
+def _compiled(parameters: list[tuple[str, Any, bool]], forward: Any) -> types.FunctionType:
+    """The function itself. Its one forward is a constant of its code object, not a global nor
+    a closure, so code that rebuilds a function from ``f.__code__`` (boltons' copy_function,
+    ``FunctionType(f.__code__, {})``) gets one that still works, as it would in-process."""
+    with warnings.catch_warnings():  # calling a str constant: replaced before it ever runs
+        warnings.simplefilter("ignore", SyntaxWarning)
+        scope: dict[str, Any] = {"_guardrail_missing_": _DEFAULT}
+        exec(compile(_source(parameters), "<test callable>", "exec"), scope)
+    made: types.FunctionType = scope["_guardrail_stub_"]
+    consts = tuple(forward if c == _FORWARD else c for c in made.__code__.co_consts)
+    function = types.FunctionType(made.__code__.replace(co_consts=consts), {"__builtins__": {}})
+    function.__defaults__ = made.__defaults__
+    function.__kwdefaults__ = made.__kwdefaults__
+    return function
+
+
+_FORWARD = "_guardrail_forward_"
+
+
+def _source(parameters: list[tuple[str, Any, bool]]) -> str:
+    """``def _guardrail_stub_(...)``: the described parameters, its body one call of a constant
+    (`_FORWARD`, replaced by the forward itself)."""
+    listed: list[str] = []
+    only: list[str] = []
+    named: list[str] = []
+    keywords: list[str] = []
+    varargs, varkw = "()", "{}"
+    for n, (name, kind, has_default) in enumerate(parameters):
+        text = f"{name}=_guardrail_missing_" if has_default else name
+        if kind is _P.POSITIONAL_ONLY:
+            only.append(name)
+        elif kind is _P.POSITIONAL_OR_KEYWORD:
+            named.append(name)
+        elif kind is _P.VAR_POSITIONAL:
+            text, varargs = f"*{name}", name
+        elif kind is _P.KEYWORD_ONLY:
+            if varargs == "()" and not keywords:
+                listed.append("*")
+            keywords.append(name)
+        else:
+            text, varkw = f"**{name}", name
+        listed.append(text)
+        following = parameters[n + 1][1] if n + 1 < len(parameters) else None
+        if kind is _P.POSITIONAL_ONLY and following is not _P.POSITIONAL_ONLY:
+            listed.append("/")
+    pairs = "".join(f"({n!r}, {n}), " for n in named)
+    keyword_pairs = "".join(f"({n!r}, {n}), " for n in keywords)
+    return (
+        f"def _guardrail_stub_({', '.join(listed)}):\n"
+        f"    return {_FORWARD!r}(({''.join(f'{n}, ' for n in only)}), ({pairs}),"
+        f" {varargs}, ({keyword_pairs}), {varkw})\n\n\n"
+    )
+
+
+def _forward(call: Callable[[tuple[Any, ...], dict[str, Any]], Any]) -> Callable[..., Any]:
+    """The stub's body: the arguments as the caller gave them, the omitted ones left out."""
+
+    def forward(
+        only: tuple[Any, ...],
+        named: tuple[tuple[str, Any], ...],
+        varargs: tuple[Any, ...],
+        keywords: tuple[tuple[str, Any], ...],
+        varkw: dict[str, Any],
+    ) -> Any:
+        args = [value for value in only if value is not _DEFAULT]
+        kwargs: dict[str, Any] = {}
+        if varargs:  # every named one was given by position to reach them
+            args += [value for _, value in named] + list(varargs)
+        else:
+            kwargs.update((n, v) for n, v in named if v is not _DEFAULT)
+        kwargs.update((n, v) for n, v in keywords if v is not _DEFAULT)
+        kwargs.update(varkw)
+        return call(tuple(args), kwargs)
+
+    return forward

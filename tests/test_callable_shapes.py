@@ -1,0 +1,168 @@
+"""A test's function crosses with its shape: code that inspects the callables it is given
+(``inspect.signature``, ``__code__.co_argcount``, a memoizer's ``functools.wraps``, boltons'
+``copy_function``) gets the answers it gets in-process, and never the test's constants.
+
+Each honest candidate must verify and its wrong twin fail, in real containers; the shapes the
+stub builds are checked in-process against the real functions' signatures.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from typing import Any
+
+import pytest
+
+from guardrail.gate import Gate
+from guardrail.sandbox.runner.remote import JudgeObjects
+from guardrail.sandbox.runner.signatures import describe, signed_stub
+from guardrail.spec import Spec
+from guardrail.verdict import Reason, Status
+
+INSPECTING = """
+import functools
+import inspect
+import types
+
+
+def required(f):
+    return sum(p.default is p.empty for p in inspect.signature(f).parameters.values())
+
+
+def arity(f):
+    return f.__code__.co_argcount + f.__code__.co_kwonlyargcount
+
+
+def memoize(f):
+    cache = {}
+
+    @functools.wraps(f)
+    def memoized(*args, **kwargs):
+        key = (args, tuple(sorted(kwargs.items())))
+        if key not in cache:
+            cache[key] = f(*args, **kwargs)
+        return cache[key]
+
+    return memoized
+
+
+def copy_function(f):
+    return types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
+
+
+def same(f):
+    return f
+
+
+def sees_constant(f, constant):
+    return constant in f.__code__.co_consts or constant in (f.__defaults__ or ())
+"""
+WRONG = (
+    INSPECTING.replace("p.default is p.empty", "p.default is not p.empty")
+    .replace("co_argcount +", "co_argcount -")
+    .replace("cache[key] = f(*args, **kwargs)", "cache[key] = f(*args)")
+    .replace("f.__defaults__, f.__closure__", "None, f.__closure__")
+    .replace("return f\n", "return lambda *a: f(*a)\n")
+)
+TESTS = [
+    "assert required(lambda a, b=1, *c, d, e=2, **f: 0) == 4",
+    "def g(x, /, y, *, z=3):\n    return x + y + z\nassert required(g) == 2 and arity(g) == 3",
+    "def add(x, y, *, scale=1):\n    'adds'\n    return (x + y) * scale\nm = memoize(add)\n"
+    "assert m(1, 2) == 3 and m(1, 2, scale=2) == 6\n"
+    "assert (m.__name__, m.__doc__, m.__wrapped__ is add) == ('add', 'adds', True)",
+    "assert copy_function(lambda a, b=5: a * b)(2) == 10",
+    "k = lambda: 0\nassert same(k) is k and same(len) is len",
+    "assert not sees_constant(lambda x=41: x + 9001, 9001)",
+    "assert not sees_constant(lambda x=41: x + 9001, 41)",
+]
+
+
+@pytest.mark.docker
+def test_code_that_inspects_a_tests_function_verifies_and_its_wrong_twin_fails(
+    gate: Gate,
+) -> None:
+    right, wrong = gate.verify([INSPECTING, WRONG], Spec.from_tests(TESTS))
+    assert right.status is Status.VERIFIED, right
+    assert wrong.status is Status.FAILED, wrong
+    assert not any(t.passed for t in wrong.tests[:5]), wrong  # FAIL, or a TypeError as in-process
+
+
+@pytest.mark.docker
+def test_a_function_that_cannot_carry_its_shape_stays_a_plain_callback(gate: Gate) -> None:
+    """Annotations or attributes would be missing from a stub: reading its code is refused."""
+    code = "def arity(f):\n    return f.__code__.co_argcount\n"
+    annotated = "def g(x: int) -> int:\n    return x\nassert arity(g) == 1"
+    (verdict,) = gate.verify([code], Spec.from_tests([annotated]))
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
+
+
+# Unannotated, as a test's function would be (annotations keep the plain stub).
+EVERY_KIND = eval("lambda a, b, /, c, d=3, *args, e, f=5, **kw: (a, b, c, d, args, e, f, kw)")
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        lambda: 0,
+        lambda x, y=1: 0,
+        lambda *a, **k: 0,
+        lambda a, /, b=2: 0,
+        lambda *, k: 0,
+        lambda a, *, k=1: 0,
+        EVERY_KIND,
+    ],
+)
+def test_a_stub_has_the_functions_parameters_and_forwards_calls_as_bound(function: Any) -> None:
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    description = describe(function)
+    assert description is not None
+    stub = signed_stub(description, function.__name__, lambda a, k: calls.append((a, k)))
+    assert stub is not None
+    real = inspect.signature(function)
+    shown = inspect.signature(stub)
+    assert [(p.name, p.kind, p.default is p.empty) for p in shown.parameters.values()] == [
+        (p.name, p.kind, p.default is p.empty) for p in real.parameters.values()
+    ]
+    assert stub.__code__.co_argcount == function.__code__.co_argcount
+    assert isinstance(stub, types.FunctionType) and stub.__name__ == function.__name__
+
+
+def test_forwarded_arguments_reach_the_real_function_as_the_caller_gave_them() -> None:
+    description = describe(EVERY_KIND)
+    assert description is not None
+    stub = signed_stub(description, "g", lambda a, k: EVERY_KIND(*a, **k))
+    assert stub is not None
+    for args, kwargs in [
+        ((1, 2, 3), {"e": 4}),
+        ((1, 2, 3, 4, 5, 6), {"e": 7, "z": 1}),
+        ((1, 2), {"c": 9, "e": 1, "f": 2}),
+    ]:
+        assert stub(*args, **kwargs) == EVERY_KIND(*args, **kwargs)
+
+
+@pytest.mark.docker
+def test_a_tests_function_inside_an_argument_is_not_a_change_to_it(gate: Gate) -> None:
+    """toolz's ``thread_first(1, (add, 4), (pow, 2))``: a tuple holding the test's function or
+    a builtin comes back as it went, so nothing is to be written back."""
+    code = (
+        "def thread(value, *forms):\n    for f, *rest in forms:\n"
+        "        value = f(value, *rest)\n    return value\n"
+    )
+    tests = ["def add(x, y):\n    return x + y\nassert thread(1, (add, 4), (pow, 2), (max, 0)) == 25"]
+    right, wrong = gate.verify(
+        [code, code.replace("f(value, *rest)", "f(*rest, value)")], Spec.from_tests(tests)
+    )
+    assert right.status is Status.VERIFIED, right
+    assert wrong.status is Status.FAILED, wrong
+
+
+def test_the_judge_takes_back_only_the_builtins_it_sent() -> None:
+    """A builtin goes back by name only if the judge sent that one: the candidate cannot name
+    ``exec`` into the judge's hands."""
+    objects = JudgeObjects()
+    assert objects.reference(len) == {"builtin": "builtins:len"}
+    assert objects.builtin("builtins:len") is len
+    for never_sent in ("builtins:exec", "builtins:open", 7):
+        with pytest.raises(ValueError, match="never sent"):
+            objects.builtin(never_sent)
