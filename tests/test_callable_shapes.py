@@ -149,7 +149,9 @@ def test_a_tests_function_inside_an_argument_is_not_a_change_to_it(gate: Gate) -
         "def thread(value, *forms):\n    for f, *rest in forms:\n"
         "        value = f(value, *rest)\n    return value\n"
     )
-    tests = ["def add(x, y):\n    return x + y\nassert thread(1, (add, 4), (pow, 2), (max, 0)) == 25"]
+    tests = [
+        "def add(x, y):\n    return x + y\nassert thread(1, (add, 4), (pow, 2), (max, 0)) == 25"
+    ]
     right, wrong = gate.verify(
         [code, code.replace("f(value, *rest)", "f(*rest, value)")], Spec.from_tests(tests)
     )
