@@ -4,7 +4,9 @@ For each pinned sdist (``realcode.sdists``), downloaded once into ``--cache``:
 
 1. index the whole library with ``guardrail index`` (a temporary Chroma dir; tests left out);
 2. ground truth: the stdlib doctest of every indexed function in its real imported module, run
-   in one container per library (``realcode.groundtruth``; library code runs only there);
+   in one container per library (``realcode.groundtruth``; library code runs only there); a
+   doctest that passes without ever running the function's code (every call ``+SKIP``, or the
+   examples call another name) is ``unexercised``, counted apart and not in the ground truth;
 3. ``guardrail verify --stored --json`` on the same index: guardrail's verdicts; the headline is
    the share of real-doctest-passing functions it verifies, and the list it calls ``failed``;
 4. single-line mutants of the passing functions (``realcode.mutants``), judged by the gate
@@ -183,7 +185,7 @@ def run_library(
     for n, (snippet, key) in enumerate(zip(snippets, keys, strict=True)):
         row = rows[(key, snippet.start_line)]
         result.functions.append(
-            FunctionRecord(key, real[str(n)].outcome, row["status"], row["reason"])
+            FunctionRecord(key, _real_word(real[str(n)]), row["status"], row["reason"])
         )
     passing = [n for n, f in enumerate(result.functions) if f.real == "pass"]
     log(f"  {len(passing)} functions pass their real doctest")
@@ -201,6 +203,11 @@ def run_library(
         gate.close()
     result.seconds["total"] = time.perf_counter() - started
     return result
+
+
+def _real_word(outcome: RealOutcome) -> str:
+    """The function's real outcome; ``unexercised``: its doctest passes without running it."""
+    return "unexercised" if outcome.passed and not outcome.exercised else outcome.outcome
 
 
 def mutants(

@@ -42,6 +42,7 @@ def library() -> LibraryResult:
         FunctionRecord("m:e", "fail", "verified", "passed"),
         FunctionRecord("m:g", "no_examples", "unverifiable", "no_tests"),
         FunctionRecord("m:h", "error", "unverifiable", "no_tests"),
+        FunctionRecord("m:i", "unexercised", "unverifiable", "no_tests"),
     ]
     mutants = [
         MutantRecord("m:a", "wrong_operator", "line 3: '+' -> '-'", "fail", "verified", "passed"),
@@ -63,10 +64,12 @@ def library() -> LibraryResult:
 
 def test_summary_counts_only_real_passing_functions_in_the_headline() -> None:
     summary = summarize(library())
-    assert summary["indexed"] == 7
-    assert summary["with_doctests"] == 5  # pass and fail ran examples; no_examples, error did not
+    assert summary["indexed"] == 8
+    # pass, fail and unexercised ran examples; no_examples and error did not
+    assert summary["with_doctests"] == 6
     assert summary["unresolved"] == 1
-    assert summary["real_passing"] == 4
+    assert summary["real_passing"] == 4  # never an unexercised one
+    assert summary["real_unexercised"] == 1
     assert summary["verified_of_passing"] == 1  # m:e is verified but its real doctest fails
     assert summary["verified_pct"] == 25.0
     assert summary["correct_failed"] == ["m:b"]
@@ -113,6 +116,7 @@ def test_markdown_tables_have_a_column_per_reason_and_consistent_rows() -> None:
     assert lines[2].count("|") == lines[0].count("|")
     row = dict(zip(header, cells(lines[2]), strict=True))
     assert row["% verified"] == "25.0"
+    assert row["never run by it"] == "1"
     assert row["correct failed"] == "1"
     second = [line for line in lines if line.startswith("| lib |")]
     assert second[0].endswith("| 0.50 | 12 |")  # gate seconds per query; wall seconds, rounded
@@ -136,7 +140,7 @@ def test_empty_library_does_not_divide_by_zero() -> None:
     assert summary["verified_pct"] == 0.0
     lines = markdown_tables([summary]).splitlines()
     assert len(lines) == 7  # two tables of a header, a rule and one row, a blank line between
-    assert cells(lines[2])[:6] == ["empty 0", "0", "0", "0", "0", "0.0"]
+    assert cells(lines[2])[:7] == ["empty 0", "0", "0", "0", "0", "0", "0.0"]
 
 
 def test_shipped_queries_are_valid_and_cover_every_library() -> None:
@@ -279,6 +283,25 @@ def spin():
     """
     while True:
         pass
+
+
+def skipped(x):
+    """Every call skipped: the example left runs without it.
+
+    >>> xs = [1, 2]
+    >>> skipped(xs)  # doctest: +SKIP
+    99
+    """
+    return x
+
+
+def _private(x):
+    """The examples call the public name, another function.
+
+    >>> double(3)
+    6
+    """
+    return x
 ''',
     "pkg/_util.py": "FACTOR = 2\n",
 }
@@ -306,6 +329,8 @@ def test_real_doctests_run_in_a_container_in_the_real_module(
         TestsItem("tests ok", "pkg.core", "double", ("assert double(3) == 6",)),
         TestsItem("tests bad", "pkg.core", "double", ("assert double(3) == 7",)),
         DoctestItem.of("no module", "pkg.absent:f"),
+        DoctestItem.of("skipped", "pkg.core:skipped"),
+        DoctestItem.of("other name", "pkg.core:_private"),
     ]
     real = run_real(tmp_path, items, image=docker_sandbox.image, timeout_s=2, name="test")
     outcome = {key: value.outcome for key, value in real.items()}
@@ -322,6 +347,12 @@ def test_real_doctests_run_in_a_container_in_the_real_module(
         "tests ok": "pass",
         "tests bad": "fail",
         "no module": "error",
+        "skipped": "pass",
+        "other name": "pass",
     }
+    # Passing without running the function's own code: not ground truth for it.
+    exercised = {key for key, value in real.items() if value.exercised}
+    assert {"skipped", "other name"}.isdisjoint(exercised)
+    assert {"ok", "mutant", "equivalent", "after"} <= exercised
     assert real["ok"].attempted == 2
     assert "ModuleNotFoundError" in real["no module"].detail

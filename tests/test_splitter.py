@@ -265,3 +265,79 @@ def test_a_byte_order_mark_is_valid_source(tmp_path: Path) -> None:
 def test_the_same_definition_twice_is_one_snippet() -> None:
     source = "if True:\n    def f():\n        return 1\nelse:\n    def f():\n        return 1\n"
     assert [s.qualified_name for s in split_python_source(source, "twice.py")] == ["f"]
+
+
+ASSIGNED_DOCS = '''
+import toolz
+
+
+def inc(x):
+    return x + 1
+
+
+inc.__doc__ = """Add one.
+
+    >>> inc(1)
+    2
+"""
+
+
+def _twice(x):
+    """Twice.
+
+    >>> twice(2)
+    4
+    """
+    return 2 * x
+
+
+try:
+    from fast import twice
+except ImportError:
+    twice = _twice
+else:
+    def twice(x):
+        return _twice(x)
+
+    twice.__doc__ = _twice.__doc__
+
+
+def own(x):
+    """Its own.
+
+    >>> own(1)
+    1
+    """
+    return x
+
+
+own.__doc__ = """>>> own(1)
+999"""
+
+
+def elsewhere(x):
+    return x
+
+
+elsewhere.__doc__ = toolz.merge.__doc__
+'''
+
+
+def test_a_docstring_assigned_after_the_definition_is_the_functions_own() -> None:
+    snippets = {s.qualified_name: s for s in split_python_source(ASSIGNED_DOCS, "m.py")}
+    assert snippets["inc"].docstring.startswith("Add one.")
+    assert snippets["inc"].tests == ["__doctest_example__('inc(1)', '2')"]
+    assert snippets["twice"].tests == ["__doctest_example__('twice(2)', '4')"]  # from _twice
+    assert snippets["own"].tests == ["__doctest_example__('own(1)', '1')"]  # its own wins
+    assert (snippets["elsewhere"].docstring, snippets["elsewhere"].tests) == ("", [])
+
+
+def test_examples_that_call_a_module_alias_of_the_function_test_it() -> None:
+    source = (
+        'def parse_timedelta(text):\n    """Parse.\n\n    >>> parse_td("2")\n    2\n    """\n'
+        "    return int(text)\n\n\nparse_td = parse_timedelta\n\n\n"
+        'def other(text):\n    """>>> parse_td("3")\n    3\n    """\n    return text\n'
+    )
+    snippets = {s.qualified_name: s for s in split_python_source(source, "m.py")}
+    assert snippets["parse_timedelta"].tests == ["__doctest_example__('parse_td(\"2\")', '2')"]
+    assert snippets["other"].tests == []  # the alias is another function's

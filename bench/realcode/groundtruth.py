@@ -66,6 +66,7 @@ class RealOutcome:
     attempted: int = 0
     failed: int = 0
     detail: str = ""
+    exercised: bool = True  # a doctest: its examples ran the function's own code
 
     @property
     def passed(self) -> bool:

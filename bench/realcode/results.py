@@ -25,7 +25,8 @@ __all__ = [
 
 VERIFIED = "verified"
 FAILED = "failed"
-REAL_EXAMPLES = frozenset({"pass", "fail", "timeout"})  # the real doctest ran examples
+# The real doctest ran examples (``unexercised``: it passed without running the function).
+REAL_EXAMPLES = frozenset({"pass", "unexercised", "fail", "timeout"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +34,7 @@ class FunctionRecord:
     """One indexed snippet: its real doctest outcome and guardrail's stored-tests verdict."""
 
     key: str  # module:qualified_name
-    real: str  # pass, fail, timeout, no_examples, error
+    real: str  # pass, unexercised, fail, timeout, no_examples, error
     status: str
     reason: str
 
@@ -91,6 +92,7 @@ def summarize(result: LibraryResult) -> dict[str, Any]:
         "with_doctests": sum(f.real in REAL_EXAMPLES for f in functions),
         "unresolved": sum(f.real == "error" for f in functions),
         "real_passing": len(passing),
+        "real_unexercised": sum(f.real == "unexercised" for f in functions),
         "verdicts_all": _counts(functions),
         "verdicts_of_passing": _counts(passing),
         "verified_of_passing": len(verified),
@@ -154,12 +156,13 @@ def markdown_tables(summaries: list[dict[str, Any]]) -> str:
             if not key.startswith("verified/")
         }
     )
-    head = ["library", "indexed", "with doctests", "real pass", "verified", "% verified"]
+    head = ["library", "indexed", "with doctests", "never run by it", "real pass", "verified"]
+    head += ["% verified"]
     head += [*reasons, "correct failed"]
     lines = [_row(head), _row(["---"] * len(head))]
     for s in summaries:
         cells = [f"{s['library']} {s['version']}".strip(), s["indexed"], s["with_doctests"]]
-        cells += [s["real_passing"], s["verified_of_passing"], f"{s['verified_pct']:.1f}"]
+        cells += [s["real_unexercised"], s["real_passing"], s["verified_of_passing"], f"{s['verified_pct']:.1f}"]
         cells += [s["verdicts_of_passing"].get(key, 0) for key in reasons]
         lines.append(_row([*cells, len(s["correct_failed"])]))
     head2 = ["library", "mutants", "real fails", "verified while real fails", "equivalent"]

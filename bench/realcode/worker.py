@@ -10,7 +10,10 @@ Reads one JSON object on stdin: ``{"timeout": seconds, "items": [item, ...]}``, 
   copy of the module's globals (the function under its own name): are a query's tests right?
 
 Writes one JSON line per item: ``{"id", "outcome", "attempted", "failed", "detail"}`` with
-outcome ``pass``, ``fail``, ``no_examples``, ``error`` (import or lookup failed) or ``timeout``.
+outcome ``pass``, ``fail``, ``no_examples``, ``error`` (import or lookup failed) or ``timeout``;
+a doctest item also says whether its examples ran the function's own code (``exercised``: a
+profile hook sees its code object called), since a docstring whose examples are all ``+SKIP``
+but an assignment, or that call another name, passes without testing the function.
 Each item runs in a forked child with an alarm and memory/CPU limits, so a mutant that loops or
 eats memory costs its own item only.
 """
@@ -72,8 +75,19 @@ def run_doctest(item: dict[str, Any]) -> Result:
     )
     report = io.StringIO()
     runner = doctest.DocTestRunner(verbose=False)
-    for test in tests:
-        runner.run(test, out=report.write)
+    codes = code_objects(target)
+    ran: list[bool] = []
+
+    def profile(frame: Any, event: str, _arg: Any) -> None:
+        if event == "call" and not ran and frame.f_code in codes:
+            ran.append(True)
+
+    sys.setprofile(profile)
+    try:
+        for test in tests:
+            runner.run(test, out=report.write)
+    finally:
+        sys.setprofile(None)
     failed, attempted = runner.summarize(verbose=False)
     if not attempted:
         return {"outcome": "no_examples", "attempted": 0, "failed": 0, "detail": ""}
@@ -83,7 +97,27 @@ def run_doctest(item: dict[str, Any]) -> Result:
         "attempted": attempted,
         "failed": failed,
         "detail": report.getvalue()[:600],
+        "exercised": bool(ran) or not codes,  # no code object to watch: not ours to say
     }
+
+
+def code_objects(target: Any) -> set[Any]:
+    """The code objects whose running means the examples ran the target (through decorators,
+    partials and properties)."""
+    codes, seen, stack = set(), set(), [target]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        code = getattr(obj, "__code__", None)
+        if code is not None:
+            codes.add(code)
+        for name in ("__wrapped__", "__func__", "func", "fget"):
+            inner = getattr(obj, name, None)
+            if inner is not None:
+                stack.append(inner)
+    return codes
 
 
 def run_tests(item: dict[str, Any]) -> Result:

@@ -18,7 +18,8 @@ read a name only a skipped example bound. Output no run can match (a memory addr
 strings, whose order changes with every process) is not compared, but the example still runs:
 later examples may need what it binds. A docstring that sets process state (a random seed, the
 environment, the working directory) is skipped whole: the judge's process is not the candidate's.
-So is one none of whose examples exercises the function: at least one must call it (a method:
+So is one none of whose examples exercises the function: at least one must call it, by its name
+or a module alias of it (``parse_td = parse_timedelta``; a method:
 reach it, `guardrail.reach`: ``p.peek()``, the class called for ``__init__``), or ``callable(f)``
 would pass for any code. Names the examples read
 from the function's module (its helpers) are the judge's to resolve.
@@ -106,6 +107,11 @@ class _State:
         self, entry_point: str, owner: str, method: str, module: ast.Module | None
     ) -> None:
         self.entry_point = entry_point
+        # The names the examples may call it by: its own, and module aliases (``parse_td =
+        # parse_timedelta``), which in its module are the same function.
+        self.names = {entry_point} | (
+            _aliases(module, entry_point) if module and not method else set()
+        )
         self.owner = owner
         self.method = method  # ``peekable.peek`` for a method, else ""
         self.trees: list[ast.Module] = []  # the examples so far (a method is reached across them)
@@ -184,23 +190,23 @@ class _State:
         return any(self._runs(node) for node in ast.walk(tree))
 
     def _runs(self, node: ast.AST) -> bool:
-        name = self.entry_point
+        names = self.names
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            return any(isinstance(d, ast.Name) and d.id == name for d in node.decorator_list)
+            return any(isinstance(d, ast.Name) and d.id in names for d in node.decorator_list)
         if not isinstance(node, ast.Call):
             return False
         func = node.func
-        if isinstance(func, ast.Name) and func.id == name:
+        if isinstance(func, ast.Name) and func.id in names:
             return True
         if (  # `module.function(...)`
             isinstance(func, ast.Attribute)
-            and func.attr == name
+            and func.attr in names
             and isinstance(func.value, ast.Name)
             and func.value.id in self.imported
         ):
             return True
         return _called_name(node) not in _PASSING_ONLY and any(  # map(f, xs), key=f
-            isinstance(arg, ast.Name) and arg.id == name
+            isinstance(arg, ast.Name) and arg.id in names
             for arg in [*node.args, *(k.value for k in node.keywords)]
         )
 
@@ -259,6 +265,19 @@ def _sets_process_state(tree: ast.Module) -> bool:
         if isinstance(node, ast.Attribute) and node.attr == "environ":
             return True  # read or written: the candidate's environment is empty and its own
     return False
+
+
+def _aliases(module: ast.Module, name: str) -> set[str]:
+    """Names the module binds to the function at top level (``parse_td = parse_timedelta``)."""
+    return {
+        target.id
+        for node in module.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == name
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
 
 
 def _called_name(node: ast.AST) -> str:

@@ -13,13 +13,16 @@ Doctest examples in a function's or method's docstring become the snippet's test
 `guardrail.index.doctests`). A method is judged in its class, in its module: its examples build
 an instance (``>>> p = peekable([1, 2])``) and must reach the method (``p.peek()``, see
 `guardrail.reach`), else it gets no tests. A method snippet's entry point is what its examples
-call first (the class, or a module factory); one without tests keeps its own name.
+call first (the class, or a module factory); one without tests keeps its own name. A docstring
+the module assigns after the definition (``f.__doc__ = ...``) counts as the function's own
+(`assigned_docstrings`).
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -114,8 +117,12 @@ def split_python_source(
     # other separators, which would shift every later line number.
     lines = _LINE_BREAK.split(source)
     snippets: dict[str, Snippet] = {}
+    assigned = assigned_docstrings(tree)
     for node, qualified_name, in_class in _functions(tree.body, prefix="", in_class=False):
-        snippet = _snippet(node, qualified_name, lines, tree, file=file, in_class=in_class)
+        docstring = ast.get_docstring(node) or ("" if in_class else assigned.get(node.name, ""))
+        snippet = _snippet(
+            node, qualified_name, lines, tree, file=file, in_class=in_class, docstring=docstring
+        )
         if module or root:
             snippet = snippet.model_copy(update={"module": module, "root": root})
         # The same definition twice (if/else branches) is one snippet: the first one stays.
@@ -238,6 +245,7 @@ def _snippet(
     *,
     file: str,
     in_class: bool,
+    docstring: str,
 ) -> Snippet:
     start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     end = node.end_lineno or node.lineno
@@ -245,7 +253,6 @@ def _snippet(
     body = "\n".join(line.removeprefix(indent) for line in lines[start - 1 : end])
     needed = _imports_used(node, _module_imports(module))
     code = "\n".join([*needed, "", "", body]) if needed else body
-    docstring = ast.get_docstring(node) or ""
     method = qualified_name if in_class else None
     found = doctest_tests(docstring, node.name, method, module) if docstring else None
     return Snippet(
@@ -261,6 +268,49 @@ def _snippet(
         setup=found.setup if found and found.tests else "",
         extra={"tests_source": "doctest"} if found and found.tests else {},
     )
+
+
+def assigned_docstrings(module: ast.Module) -> dict[str, str]:
+    """Docstrings a module gives its functions after defining them, as ``__doc__`` will be at
+    run time: ``f.__doc__ = \"\"\"...\"\"\"`` (toolz) or ``f.__doc__ = g.__doc__`` with ``g``
+    a function of the same module (more-itertools' ``pairwise``), at module level or in its
+    if/try blocks. A function's own docstring always wins; other values are not guessed."""
+    own: dict[str, str] = {}
+    assigned: dict[str, ast.expr] = {}
+    for node in _module_statements(module.body):
+        if isinstance(node, _Function | ast.ClassDef):
+            own.setdefault(node.name, ast.get_docstring(node) or "")
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(target := node.targets[0], ast.Attribute)
+            and target.attr == "__doc__"
+            and isinstance(target.value, ast.Name)
+        ):
+            assigned[target.value.id] = node.value
+    texts = {}
+    for name, value in assigned.items():
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            texts[name] = inspect.cleandoc(value.value)
+        elif (
+            isinstance(value, ast.Attribute)
+            and value.attr == "__doc__"
+            and isinstance(value.value, ast.Name)
+            and own.get(value.value.id)
+        ):
+            texts[name] = own[value.value.id]
+    return texts
+
+
+def _module_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements run at module level: the body and its if/try/with blocks, not functions'."""
+    for node in body:
+        yield node
+        if isinstance(node, _Function | ast.ClassDef):
+            continue
+        for child in ast.iter_child_nodes(node):
+            nested = child.body if isinstance(child, ast.ExceptHandler) else [child]
+            yield from _module_statements([n for n in nested if isinstance(n, ast.stmt)])
 
 
 def _entry_point(name: str, method: str | None, found: DoctestTests | None) -> str:
