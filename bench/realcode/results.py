@@ -162,7 +162,8 @@ def markdown_tables(summaries: list[dict[str, Any]]) -> str:
     lines = [_row(head), _row(["---"] * len(head))]
     for s in summaries:
         cells = [f"{s['library']} {s['version']}".strip(), s["indexed"], s["with_doctests"]]
-        cells += [s["real_unexercised"], s["real_passing"], s["verified_of_passing"], f"{s['verified_pct']:.1f}"]
+        cells += [s["real_unexercised"], s["real_passing"], s["verified_of_passing"]]
+        cells += [f"{s['verified_pct']:.1f}"]
         cells += [s["verdicts_of_passing"].get(key, 0) for key in reasons]
         lines.append(_row([*cells, len(s["correct_failed"])]))
     head2 = ["library", "mutants", "real fails", "verified while real fails", "equivalent"]
