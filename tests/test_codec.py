@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import datetime
 import decimal
 import fractions
 import json
@@ -44,6 +45,13 @@ VALUES = [
     fractions.Fraction(3, 4),
     slice(1, None, -1),
     [(1, int), ("a", str), type(None), dict],
+    datetime.date(2024, 2, 29),
+    datetime.timedelta(days=-1, seconds=5, microseconds=3),
+    datetime.datetime(2024, 1, 2, 3, 4, 5, 6),
+    datetime.datetime(2024, 1, 2, fold=1, tzinfo=datetime.timezone(datetime.timedelta(hours=5))),
+    datetime.time(1, 2, 3, 4, tzinfo=datetime.UTC),
+    datetime.timezone(datetime.timedelta(hours=-3), "BRT"),
+    [datetime.date, datetime.timedelta],
 ]
 
 
@@ -52,6 +60,35 @@ def test_round_trip_keeps_value_and_exact_type(value: object) -> None:
     decoded = decode(json.loads(json.dumps(encode(value))))
     assert decoded == value
     assert type(decoded) is type(value)
+    assert repr(decoded) == repr(value)  # a doctest shows it: fold and a zone's name too
+
+
+class Zone(datetime.tzinfo):
+    def utcoffset(self, _when: object) -> datetime.timedelta:
+        return datetime.timedelta(hours=1)
+
+    def dst(self, _when: object) -> datetime.timedelta:
+        return datetime.timedelta(0)
+
+    def tzname(self, _when: object) -> str:
+        return "Z1"
+
+
+def test_a_datetime_whose_zone_is_code_crosses_only_as_a_reference() -> None:
+    when = datetime.datetime(2024, 1, 1, tzinfo=Zone())
+    with pytest.raises(Unserialisable, match="fixed offset"):
+        encode(when)
+    assert encode([when], other=lambda value: {"handle": 1, "type": "datetime"}) == [
+        {"handle": 1, "type": "datetime"}
+    ]
+
+
+@pytest.mark.parametrize(
+    "bad", [{"td": [10**12, 0, 0]}, {"date": [2024, 13, 1]}, {"dt": [1]}, {"tz": ["x"]}]
+)
+def test_malformed_datetimes_are_rejected(bad: object) -> None:
+    with pytest.raises(ValueError, match="malformed"):
+        decode(bad)
 
 
 def test_references_cross_only_through_the_hooks() -> None:

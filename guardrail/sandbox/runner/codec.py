@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import collections
+import datetime
 import decimal
 import fractions
 from collections.abc import Callable
@@ -45,6 +46,8 @@ _VALUE_TYPES: dict[str, type] = {
     for kind in (
         *(bool, int, float, complex, str, bytes, bytearray),
         *(list, tuple, dict, set, frozenset, range, slice, type(None)),
+        *(datetime.date, datetime.time, datetime.datetime, datetime.timedelta),
+        datetime.timezone,
     )
 }
 
@@ -96,6 +99,8 @@ def encode(value: object, depth: int = 0, other: Other | None = None) -> Any:
         return {
             "sl": [encode(part, inner, other) for part in (value.start, value.stop, value.step)]
         }
+    if kind in _DATETIME_TAGS:
+        return _encode_datetime(value, other)
     if kind is type:
         name = getattr(value, "__name__", "")
         if _VALUE_TYPES.get(name) is value:
@@ -103,6 +108,56 @@ def encode(value: object, depth: int = 0, other: Other | None = None) -> Any:
     if other is not None:
         return other(value)
     raise Unserialisable(f"a value of type {kind.__qualname__} cannot cross as plain data")
+
+
+# The datetime module's value types, with fixed-offset time zones only (a ``zoneinfo`` or a
+# custom tzinfo is code: a value holding one crosses as a reference, through ``other``).
+_DATETIME_TAGS: dict[type, str] = {
+    datetime.timedelta: "td",
+    datetime.date: "date",
+    datetime.time: "time",
+    datetime.datetime: "dt",
+    datetime.timezone: "tz",
+}
+
+
+def _encode_datetime(value: Any, other: Other | None) -> Any:
+    kind = type(value)
+    if kind is datetime.timedelta:
+        return {"td": [value.days, value.seconds, value.microseconds]}
+    if kind is datetime.timezone:
+        offset, *name = value.__getinitargs__()
+        return {"tz": [_encode_datetime(offset, None), *name]}
+    if kind is datetime.date:
+        return {"date": [value.year, value.month, value.day]}
+    zone = value.tzinfo
+    if zone is not None and type(zone) is not datetime.timezone:
+        if other is None:
+            raise Unserialisable("a datetime whose time zone is not a fixed offset")
+        return other(value)
+    clock = [value.hour, value.minute, value.second, value.microsecond, value.fold]
+    zoned = None if zone is None else _encode_datetime(zone, None)
+    if kind is datetime.time:
+        return {"time": [*clock, zoned]}
+    return {"dt": [value.year, value.month, value.day, *clock, zoned]}
+
+
+def _decode_datetime(tag: str, payload: Any) -> Any:
+    if type(payload) is not list or any(
+        type(p) not in (int, str, dict, type(None)) for p in payload
+    ):
+        raise ValueError(f"malformed {tag}")
+    if tag == "td":
+        return datetime.timedelta(*payload)
+    if tag == "tz":
+        offset = _decode_datetime("td", payload[0]["td"]) if type(payload[0]) is dict else None
+        return datetime.timezone(offset, *payload[1:])  # type: ignore[arg-type]
+    if tag == "date":
+        return datetime.date(*payload)
+    *fields, fold, zone = payload
+    tzinfo = None if zone is None else _decode_datetime("tz", zone["tz"])
+    kind: Any = datetime.time if tag == "time" else datetime.datetime
+    return kind(*fields, tzinfo=tzinfo, fold=fold)
 
 
 def message_of(exc: BaseException, limit: int) -> str:
@@ -183,12 +238,20 @@ def decode(data: Any, ref: Ref | None = None) -> Any:
         return fractions.Fraction(*[_decode_int(item) for item in payload])
     if tag == "sl":
         return slice(*[decode(item, ref) for item in payload])
+    if tag in _DATETIME_DECODED:
+        try:
+            return _decode_datetime(tag, payload)
+        except (TypeError, ValueError, OverflowError, IndexError, KeyError) as exc:
+            raise ValueError(f"malformed {tag}: {exc}") from exc
     if tag == "ty":
         kind = _VALUE_TYPES.get(payload) if type(payload) is str else None
         if kind is None:
             raise ValueError("malformed type")
         return kind
     raise ValueError(f"unknown value tag {tag!r}")
+
+
+_DATETIME_DECODED = frozenset(_DATETIME_TAGS.values())
 
 
 def _decode_int(data: Any) -> int:

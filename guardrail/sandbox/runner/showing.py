@@ -34,7 +34,8 @@ __all__ = ["MAX_SHOWN", "displaying", "looks_plain", "permitted", "record_use", 
 MAX_SHOWN = 100_000  # characters of one candidate object's text
 # How the codec's plain types that are not literals show themselves (``codec``).
 _PLAIN_CONSTRUCTORS = re.compile(
-    r"\s*(frozenset|range|slice|bytearray|deque|Counter|OrderedDict|defaultdict|Decimal|Fraction)\("
+    r"\s*(frozenset|range|slice|bytearray|deque|Counter|OrderedDict|defaultdict|Decimal|Fraction"
+    r"|datetime\.(date|time|datetime|timedelta|timezone))\("
 )
 
 _state = {"depth": 0, "used": False}
