@@ -5,8 +5,9 @@ For each pinned sdist (``realcode.sdists``), downloaded once into ``--cache``:
 1. index the whole library with ``guardrail index`` (a temporary Chroma dir; tests left out);
 2. ground truth: the stdlib doctest of every indexed function in its real imported module, run
    in one container per library (``realcode.groundtruth``; library code runs only there); a
-   doctest that passes without ever running the function's code (every call ``+SKIP``, or the
-   examples call another name) is ``unexercised``, counted apart and not in the ground truth;
+   doctest that passes without ever running the function's code (every call ``+SKIP``, the
+   examples call another name, or the module's name is bound to another module's definition) is
+   ``unexercised``, counted apart and not in the ground truth;
 3. ``guardrail verify --stored --json`` on the same index: guardrail's verdicts; the headline is
    the share of real-doctest-passing functions it verifies, and the list it calls ``failed``;
 4. single-line mutants of the passing functions (``realcode.mutants``), judged by the gate
@@ -206,8 +207,11 @@ def run_library(
 
 
 def _real_word(outcome: RealOutcome) -> str:
-    """The function's real outcome; ``unexercised``: its doctest passes without running it."""
-    return "unexercised" if outcome.passed and not outcome.exercised else outcome.outcome
+    """The function's real outcome; ``unexercised``: its doctest passes without running it, or
+    its name in the module is bound to another module's definition (so the doctest ran that)."""
+    if outcome.passed and not (outcome.exercised and outcome.here):
+        return "unexercised"
+    return outcome.outcome
 
 
 def mutants(

@@ -51,12 +51,13 @@ def plan_binding(
     qualified_name: str = "",
     module_source: str | None = None,
     package: str | None = None,
+    module: str | None = None,
 ) -> BindPlan:
     """The binding plan of ``code`` for ``spec``; see the module docstring.
 
-    ``qualified_name``, ``module_source`` (the candidate's module with its text substituted)
-    and ``package`` (its top-level package) are given when the candidate is judged in its module
-    context.
+    ``qualified_name``, ``module_source`` (the candidate's module with its text substituted),
+    ``package`` (its top-level package) and ``module`` (its dotted name) are given when the
+    candidate is judged in its module context.
     """
     name = spec.entry_point
     tree = ast.parse(code)  # the gate prechecked it
@@ -65,7 +66,7 @@ def plan_binding(
         return _method_plan(name, spec, parts, module_source or "")
     own = _defined(tree.body)
     if name in own:
-        return _own_plan(name, spec, package)
+        return _own_plan(name, spec, package, module)
     bound, called = _test_names(spec)
     if name in bound:
         # The tests define the name themselves (``from collections import deque``: an entry
@@ -207,13 +208,17 @@ def _describe(functions: dict[str, _Function]) -> str:
     return ", ".join(f"{n}({ast.unparse(f.args)})" for n, f in sorted(functions.items()))
 
 
-def _own_plan(name: str, spec: Spec, package: str | None) -> BindPlan:
+def _own_plan(name: str, spec: Spec, package: str | None, module: str | None) -> BindPlan:
     """The candidate's text defines the tests' name: bound to itself, unless the tests import
     that name from another module of the candidate's package (``>>> from toolz.curried import
     do``): the examples then call what that module makes of the function (a curried wrapper),
     and binding the plain function would judge what they never call (a correct function came
-    out failed); that cannot be tied to the text on the host, so it is unjudgeable here."""
+    out failed); that cannot be tied to the text on the host, so it is unjudgeable here. From
+    its own module (``>>> from boltons.funcutils import wraps``) the import is the candidate:
+    the module it is loaded in holds the retrieved text (the loader proves the name is it)."""
     wrapper = _imported_from(spec, name, package)
+    if wrapper is not None and wrapper == module:
+        wrapper = None
     if wrapper is None:
         return BindPlan({name: name})
     return BindPlan(

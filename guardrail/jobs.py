@@ -64,7 +64,12 @@ def prepare_job(
     module_source = None if payload is None else payload["modules"][payload["module"]]["source"]
     package = None if payload is None else str(payload["module"]).split(".")[0]
     plan = plan_binding(
-        code, spec, qualified_name=qualified_name, module_source=module_source, package=package
+        code,
+        spec,
+        qualified_name=qualified_name,
+        module_source=module_source,
+        package=package,
+        module=None if payload is None else str(payload["module"]),
     )
     if plan.bind is None and plan.lacks_context:
         return Verdict.unjudged(Status.UNVERIFIABLE, Reason.MISSING_CONTEXT, plan.refusal)

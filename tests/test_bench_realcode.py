@@ -303,7 +303,12 @@ def _private(x):
     """
     return x
 ''',
-    "pkg/_util.py": "FACTOR = 2\n",
+    "pkg/_util.py": "FACTOR = 2\n\n\n"
+    'def half(x):\n    """Half.\n\n    >>> half(4)\n    2\n    """\n'
+    "    return x // 2\n",
+    "pkg/fallback.py": "try:\n    from ._util import half\nexcept ImportError:\n"
+    '    def half(x):\n        """Half.\n\n        >>> half(4)\n        2\n        """\n'
+    "        return x // 2\n",
 }
 
 
@@ -331,6 +336,7 @@ def test_real_doctests_run_in_a_container_in_the_real_module(
         DoctestItem.of("no module", "pkg.absent:f"),
         DoctestItem.of("skipped", "pkg.core:skipped"),
         DoctestItem.of("other name", "pkg.core:_private"),
+        DoctestItem.of("elsewhere", "pkg.fallback:half"),  # the name is _util's function
     ]
     real = run_real(tmp_path, items, image=docker_sandbox.image, timeout_s=2, name="test")
     outcome = {key: value.outcome for key, value in real.items()}
@@ -349,10 +355,12 @@ def test_real_doctests_run_in_a_container_in_the_real_module(
         "no module": "error",
         "skipped": "pass",
         "other name": "pass",
+        "elsewhere": "pass",
     }
     # Passing without running the function's own code: not ground truth for it.
     exercised = {key for key, value in real.items() if value.exercised}
     assert {"skipped", "other name"}.isdisjoint(exercised)
     assert {"ok", "mutant", "equivalent", "after"} <= exercised
+    assert [key for key, value in real.items() if not value.here] == ["elsewhere"]
     assert real["ok"].attempted == 2
     assert "ModuleNotFoundError" in real["no module"].detail

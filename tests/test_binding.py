@@ -114,6 +114,13 @@ def test_the_tests_import_of_the_name_from_the_package_is_not_the_plain_function
     assert "toolz.curried" in refused.refusal
     assert plan_binding(code, curried, module_source=code, package="other").bind == {"do": "do"}
     assert plan_binding(code, curried).bind == {"do": "do"}  # no context: no package to wrap it
+    # From its own module the import is the candidate itself (boltons' ``wraps`` docstring).
+    own = Spec.build(
+        ["__doctest_example__('do(print, 1)', '1\\n1')"], "do", "from toolz.f import do"
+    )
+    assert plan_binding(code, own, module_source=code, package="toolz", module="toolz.f").bind == {
+        "do": "do"
+    }
 
 
 def test_no_alias_among_several_plausible_functions_or_through_a_star_import() -> None:

@@ -401,3 +401,19 @@ def test_a_method_with_doctests_verifies_in_its_class_and_its_mutant_fails(
         Status.VERIFIED,
         Status.FAILED,
     ], [v.message for v in verdicts]
+
+
+@pytest.mark.docker
+def test_tests_that_import_the_function_from_its_own_module_judge_the_retrieved_text(
+    gate: Gate, tree: Path
+) -> None:
+    """boltons ``wraps``: ``>>> from boltons.funcutils import wraps`` in its own docstring. In
+    its own module the import is the candidate (the loader proves the name is the retrieved
+    text), so it is judged, and a mutant whose file on disk is correct still fails."""
+    spec = Spec.build(
+        ["__doctest_example__('scale(2)', '12')"], "scale", "from ctxpkg.tools import scale"
+    )
+    metadata = meta(tree, "ctxpkg/tools.py", "scale")
+    right, mutant = gate.verify([SCALE, SCALE_MUTANT], spec, metadata=[metadata, metadata])
+    assert (right.status, right.reason) == (Status.VERIFIED, Reason.PASSED), right.message
+    assert (mutant.status, mutant.reason) == (Status.FAILED, Reason.TESTS_FAILED), mutant

@@ -67,6 +67,7 @@ class RealOutcome:
     failed: int = 0
     detail: str = ""
     exercised: bool = True  # a doctest: its examples ran the function's own code
+    here: bool = True  # ... and the name is bound to a definition in the module's own file
 
     @property
     def passed(self) -> bool:

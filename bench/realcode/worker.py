@@ -13,7 +13,8 @@ Writes one JSON line per item: ``{"id", "outcome", "attempted", "failed", "detai
 outcome ``pass``, ``fail``, ``no_examples``, ``error`` (import or lookup failed) or ``timeout``;
 a doctest item also says whether its examples ran the function's own code (``exercised``: a
 profile hook sees its code object called), since a docstring whose examples are all ``+SKIP``
-but an assignment, or that call another name, passes without testing the function.
+but an assignment, or that call another name, passes without testing the function; and whether
+the name is bound to a definition in the module's own file (``here``).
 Each item runs in a forked child with an alarm and memory/CPU limits, so a mutant that loops or
 eats memory costs its own item only.
 """
@@ -98,6 +99,9 @@ def run_doctest(item: dict[str, Any]) -> Result:
         "failed": failed,
         "detail": report.getvalue()[:600],
         "exercised": bool(ran) or not codes,  # no code object to watch: not ours to say
+        # The name may be bound to a definition of another module (urlutils' OrderedMultiDict is
+        # dictutils' class; its fallback copy there never runs): then the doctest tests that one.
+        "here": not codes or any(code.co_filename == module.__file__ for code in codes),
     }
 
 
