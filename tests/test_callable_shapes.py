@@ -168,3 +168,24 @@ def test_the_judge_takes_back_only_the_builtins_it_sent() -> None:
     for never_sent in ("builtins:exec", "builtins:open", 7):
         with pytest.raises(ValueError, match="never sent"):
             objects.builtin(never_sent)
+
+
+@pytest.mark.docker
+def test_a_bare_object_the_test_passes_is_an_object_to_the_candidate(gate: Gate) -> None:
+    """boltons ``is_iterable(object())``, toolz ``flip(isinstance, int)`` over data holding an
+    ``object()``: a sentinel crosses as an ``object()`` and comes back as the test's own."""
+    code = (
+        "def is_iterable(x):\n    try:\n        iter(x)\n    except TypeError:\n"
+        "        return False\n    return True\n\n\n"
+        "def ints(xs):\n    return [x for x in xs if isinstance(x, int)]\n\n\n"
+        "def first(xs):\n    return xs[0]\n"
+    )
+    tests = [
+        "assert is_iterable(object()) is False and is_iterable([1]) is True",
+        "assert ints([1, object(), 'a', 2]) == [1, 2]",
+        "marker = object()\nassert first([marker, 1]) is marker",
+    ]
+    wrong = code.replace("return False\n", "return True\n").replace("xs[0]", "object()")
+    right, bad = gate.verify([code, wrong], Spec.from_tests(tests))
+    assert right.status is Status.VERIFIED, right
+    assert [t.outcome for t in bad.tests] == ["FAIL", "pass", "FAIL"], bad

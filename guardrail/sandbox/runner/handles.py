@@ -149,6 +149,8 @@ class Server:
             return JudgeCopy(self, ident, name, decode(ref["items"]))
         if ref.get("iterator"):
             return JudgeIterator(self, ident, name)
+        if ref.get("token") is True:  # the test's bare object(): one of ours stands for it
+            return object()
         shape = ref.get("signature")
         if type(shape) is dict:
             function = signed_stub(

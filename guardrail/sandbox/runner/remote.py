@@ -35,7 +35,9 @@ name, qualname, module, docstring, ``__dict__`` and ``__annotations__`` as plain
 attribute it reads (a lambda's ``__code__`` holds the test's constants) is the test's fault
 (``calls.Calls._attribute``); a plain function crosses with its parameters, so the candidate's
 ``inspect.signature`` of it works (`signatures`). A class (not a builtin one) never crosses: the
-candidate's ``issubclass``/``__subclasses__`` would need the class itself (``unserialisable``).
+candidate's ``issubclass``/``__subclasses__`` would need the class itself (``unserialisable``). A bare
+``object()`` (a sentinel) crosses as an ``object()`` of the candidate's own, given back as the
+test's.
 Builtins (and ``operator``, ``math``, ``collections``... names) cross by name and the candidate
 uses its own.
 
@@ -311,7 +313,8 @@ class JudgeObjects:
                 f"the class {value.__qualname__[:100]} (not a builtin one) cannot cross: the"
                 " candidate's issubclass, isinstance and __subclasses__ need the class itself"
             )
-        if not (callable(value) or iterator):
+        token = type(value) is object  # a bare ``object()``: a sentinel, nothing in it to read
+        if not (callable(value) or iterator or token):
             raise Unserialisable(
                 f"a value of type {type(value).__qualname__} cannot cross as plain data"
             )
@@ -325,6 +328,8 @@ class JudgeObjects:
         name_of = getattr(value, "__name__", "")
         name_of = name_of if type(name_of) is str else ""
         ref: dict[str, Any] = {"cb": known, "name": name_of, "iterator": iterator}
+        if token:  # the candidate holds an ``object()`` of its own for it, given back as this
+            return {**ref, "token": True}
         shape = None if iterator else describe(value)
         if shape is not None:  # the candidate builds a function of the same parameters
             ref["signature"] = shape
