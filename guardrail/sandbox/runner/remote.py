@@ -35,11 +35,10 @@ name, qualname, module, docstring, ``__dict__`` and ``__annotations__`` as plain
 attribute it reads (a lambda's ``__code__`` holds the test's constants) is the test's fault
 (``calls.Calls._attribute``); a plain function crosses with its parameters, so the candidate's
 ``inspect.signature`` of it works (`signatures`). A class (not a builtin one) never crosses: the
-candidate's ``issubclass``/``__subclasses__`` would need the class itself (``unserialisable``). A bare
-``object()`` (a sentinel) crosses as an ``object()`` of the candidate's own, given back as the
-test's.
-Builtins (and ``operator``, ``math``, ``collections``... names) cross by name and the candidate
-uses its own.
+candidate's ``issubclass``/``__subclasses__`` would need the class itself (``unserialisable``). A
+bare ``object()`` (a sentinel) crosses as an ``object()`` of the candidate's own, given back as the
+test's. Builtins (and ``operator``, ``math``, ``collections``... names) cross by name and the
+candidate uses its own.
 
 `Names` is the tests' ``__builtins__``: real builtins first, then a name the tests read but do
 not bind resolves to the candidate's global of that name (doctest semantics: examples see their
