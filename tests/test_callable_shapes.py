@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from guardrail.gate import Gate
-from guardrail.sandbox.runner.remote import JudgeObjects
+from guardrail.sandbox.runner.judge_objects import JudgeObjects
 from guardrail.sandbox.runner.signatures import describe, signed_stub
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status

@@ -29,8 +29,9 @@ from .codec import (
 )
 from .exceptions import describe_exception, safe_name
 from .framing import ChannelClosed, FrameTooLarge, read_frame, write_frame
+from .judge_objects import JudgeObjects
 from .mirrors import Copies, is_mutable
-from .remote import JudgeObjects, RemoteClass, RemoteHandle, remote_class
+from .remote import RemoteClass, RemoteHandle, remote_class
 from .replies import Discarded, Fault, lacks_context
 
 __all__ = ["Calls", "Discarded", "Fault", "lacks_context"]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .codec import Unserialisable, encode, plain_or_none
 from .exceptions import THROWN, describe_exception
-from .remote import MAX_JUDGE_OBJECTS
+from .judge_objects import MAX_JUDGE_OBJECTS
 from .replies import Fault
 
 if TYPE_CHECKING:
