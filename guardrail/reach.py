@@ -19,8 +19,9 @@ carries) names it or uses the syntax that runs it:
 
 Given the method's module (the index and the binding both give it), an attribute the class body
 binds to the method (``qp = query_params``, ``count = _StatsProperty('count', _calc_count)``)
-reaches it too, and so does a call to a top-level function of the module that reaches it (its
-body read the same way, at any depth of such calls). Reached is necessary, not sufficient: the
+reaches it too, and so does reaching another method of its class whose body reads it (``to_text``
+reads ``self.uses_netloc``), or a call to a top-level function of the module that reaches it
+(bodies read the same way, at any depth of such calls). Reached is necessary, not sufficient: the
 tests still have to pass on the candidate's class, and a mutant its doctests catch in-process is
 caught the same way here.
 """
@@ -95,6 +96,10 @@ def method_reached(
     aliases = _class_aliases(module, qualified_name) if module is not None else set()
     if _reached(trees, qualified_name, aliases):
         return True
+    owner = qualified_name.rpartition(".")[0]
+    for sibling in set() if module is None else _methods_reaching(module, qualified_name, aliases):
+        if _reached(trees, f"{owner}.{sibling}", set()):
+            return True
     through = set() if module is None else _functions_reaching(module, qualified_name, aliases)
     return any(
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in through
@@ -103,16 +108,45 @@ def method_reached(
     )
 
 
+def _methods_reaching(module: ast.Module, qualified_name: str, aliases: set[str]) -> set[str]:
+    """The other methods of the class whose bodies read the method (``self.uses_netloc`` in
+    ``to_text``), or read one that does, at any depth: reaching them reaches it."""
+    methods = {
+        node.name: node
+        for node in _class_body(module, qualified_name)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    method = qualified_name.rpartition(".")[2]
+    read = {method, *aliases}
+    reaching: set[str] = set()
+    while True:
+        more = {
+            name
+            for name, node in methods.items()
+            if name not in reaching | {method}
+            and any(isinstance(n, ast.Attribute) and n.attr in read for n in ast.walk(node))
+        }
+        if not more:
+            return reaching
+        reaching |= more
+        read |= more
+
+
+def _class_body(module: ast.Module, qualified_name: str) -> list[ast.stmt]:
+    body: list[ast.stmt] = module.body
+    for name in qualified_name.split(".")[:-1]:
+        found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == name]
+        if not found:
+            return []
+        body = found[0].body
+    return body
+
+
 def _class_aliases(module: ast.Module, qualified_name: str) -> set[str]:
     """Names the method's class body binds to an expression naming it: ``qp = query_params``,
     ``count = _StatsProperty('count', _calc_count)``; their attributes reach it too."""
-    *classes, method = qualified_name.split(".")
-    body: list[ast.stmt] = module.body
-    for name in classes:
-        found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == name]
-        if not found:
-            return set()
-        body = found[0].body
+    method = qualified_name.rpartition(".")[2]
+    body = _class_body(module, qualified_name)
     return {
         target.id
         for node in body

@@ -337,7 +337,44 @@ def test_examples_that_call_a_module_alias_of_the_function_test_it() -> None:
         'def parse_timedelta(text):\n    """Parse.\n\n    >>> parse_td("2")\n    2\n    """\n'
         "    return int(text)\n\n\nparse_td = parse_timedelta\n\n\n"
         'def other(text):\n    """>>> parse_td("3")\n    3\n    """\n    return text\n'
+        'def rebound(text):\n    """>>> rb("3")\n    3\n    """\n    return text\n\n\n'
+        "rb = rebound\nrb = other\n"
     )
     snippets = {s.qualified_name: s for s in split_python_source(source, "m.py")}
     assert snippets["parse_timedelta"].tests == ["__doctest_example__('parse_td(\"2\")', '2')"]
     assert snippets["other"].tests == []  # the alias is another function's
+    assert snippets["rebound"].tests == []  # rebound later: at run time it is another one
+
+
+URL = '''
+class URL:
+    def __init__(self, text):
+        self.scheme, _, self.rest = text.partition(":")
+
+    @property
+    def uses_netloc(self):
+        """Whether the scheme separates with ``://``.
+
+        >>> print(URL('http://a').to_text())
+        http://a
+        """
+        return self.scheme in ("http", "https")
+
+    def to_text(self):
+        return self.scheme + (":" if not self.uses_netloc else ":") + self.rest
+
+    def unrelated(self):
+        """>>> URL('x:y').to_text()
+        'x:y'
+        """
+        return 0
+'''
+
+
+def test_a_method_another_method_reads_is_reached_through_it() -> None:
+    """boltons ``URL.uses_netloc``: its examples call ``to_text()``, whose body reads it."""
+    by_name = {s.qualified_name: s for s in split_python_source(URL, "url.py")}
+    assert by_name["URL.uses_netloc"].tests == [
+        "__doctest_example__(\"print(URL('http://a').to_text())\", 'http://a')"
+    ]
+    assert by_name["URL.unrelated"].tests == []  # nothing the examples reach reads it

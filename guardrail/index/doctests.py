@@ -268,8 +268,9 @@ def _sets_process_state(tree: ast.Module) -> bool:
 
 
 def _aliases(module: ast.Module, name: str) -> set[str]:
-    """Names the module binds to the function at top level (``parse_td = parse_timedelta``)."""
-    return {
+    """Names the module binds to the function at top level (``parse_td = parse_timedelta``) and
+    nowhere else: one rebound later or elsewhere would be another function at run time."""
+    found = {
         target.id
         for node in module.body
         if isinstance(node, ast.Assign)
@@ -278,6 +279,15 @@ def _aliases(module: ast.Module, name: str) -> set[str]:
         for target in node.targets
         if isinstance(target, ast.Name)
     }
+    bindings: Counter[str] = Counter()
+    for node in ast.walk(module) if found else ():
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bindings[node.id] += 1
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bindings[node.name] += 1
+        elif isinstance(node, ast.alias):
+            bindings[(node.asname or node.name).split(".")[0]] += 1
+    return {alias for alias in found if bindings[alias] == 1}
 
 
 def _called_name(node: ast.AST) -> str:
