@@ -304,6 +304,14 @@ class Calls:
         showing.record_use()
         return text
 
+    def define_class(self, source: str, name: str) -> Any:
+        """The class a doctest example defines, defined in the candidate's process
+        (``doctesting``); the tests get its stand-in."""
+        value = self._answer(self.exchange({"op": "define", "source": source, "name": name}))
+        if type(value) is not RemoteClass:
+            self.fail("protocol_violation", "a defined class that is not a candidate class")
+        return value
+
     def import_module(self, name: str) -> Any:
         """The candidate's module ``name`` (imported there, never here), as a remote module."""
         if name not in self.modules:

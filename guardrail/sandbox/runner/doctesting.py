@@ -8,7 +8,9 @@ runs it in the calling test's globals, captures what it printed (``sys.stdout`` 
 candidate's printed output that the judge writes there on return is captured too) and compares that
 text with the expected output as doctest does (`checker`, doctest's output checker mirrored).
 An object of the candidate's that is not plain data shows its own text there, as in doctest
-(`showing`).
+(`showing`). A class an example defines that reads only the module's names (a decorator of the
+module, a base class of it) is defined in the candidate's process, as doctest defines it against
+the module; the tests hold it as a candidate class.
 
 A mismatch raises `AssertionError` (the test's ``FAIL``) with a short, capped description. An
 exception the example raised and did not expect propagates unchanged (the judge's ``ERROR:<name>``,
@@ -56,6 +58,11 @@ class _Session:
     def __init__(self) -> None:
         self.bound: set[str] = set()
         self.unknown: set[str] = set()
+        self.in_candidate: set[str] = set()  # classes defined in the candidate's process
+
+
+# The judge's hook in the tests' namespace: define a class in the candidate's process.
+DEFINE_CLASS = "__define_class__"
 
 
 _SESSION = "__doctest_session__"
@@ -87,6 +94,18 @@ def doctest_example(
         session.unknown |= binds
         names = ", ".join(sorted(reads & session.unknown))
         raise Unjudged(f"not judged: it reads {names}, left unknown by an earlier fault")
+    define = namespace.get(DEFINE_CLASS)
+    defined = _candidate_class(source, want, raises, session)
+    if define is not None and defined is not None:
+        try:
+            namespace[defined] = define(source, defined)
+        except BaseException:
+            session.unknown |= binds
+            raise
+        session.bound.add(defined)
+        session.unknown.discard(defined)
+        session.in_candidate.add(defined)
+        return
     try:
         with displaying():  # what it shows is compared as text, as doctest compares it
             _run(namespace, source, want, options=options, raises=raises, unchecked=unchecked)
@@ -137,6 +156,27 @@ def _run(
         raise _Mismatch(f"expected {_cap(raises)!r}, nothing was raised; got {_cap(got)!r}")
     if not unchecked and not check_output(want, got, flags):
         raise _Mismatch(f"expected {_cap(want)!r}, got {_cap(got)!r}")
+
+
+def _candidate_class(source: str, want: str, raises: str | None, session: _Session) -> str | None:
+    """The class an example defines, when it is to be defined in the candidate's process: the
+    example is one ``class`` statement (decorators included) that shows nothing, and every name
+    it reads is a builtin, the candidate module's, or a class defined there before. In doctest
+    such a class runs against the module (``@partial_ordering``, ``@cachedmethod``, a subclass
+    for ``get_all_subclasses``), which the judge cannot hand to the candidate."""
+    if want or raises is not None:
+        return None
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.ClassDef):
+        return None
+    reads, binds = _names_of(source)
+    free = reads - binds
+    if free & (session.bound - session.in_candidate):
+        return None  # it reads the test's own names: they live in the judge
+    return tree.body[0].name
 
 
 def _names_of(source: str) -> tuple[set[str], set[str]]:

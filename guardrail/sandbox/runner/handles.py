@@ -58,7 +58,9 @@ class Server:
         self.consumed: dict[int, int] = {}  # copied judge iterator -> items taken, not yet told
         self.out = Tee(sys.stdout)
         sys.stdout = self.out
-        self.kept = Kept(namespace, self.out_value)  # mutable globals the judge holds copies of
+        # The mutable globals the judge holds copies of:
+        self.kept = Kept(namespace, self.out_value)
+        self.scratch: dict[str, Any] | None = None  # the doctest examples' copy of the globals
 
     def serve(self) -> None:
         while True:
@@ -176,6 +178,8 @@ class Server:
                 return {"value": self.out_value(importlib.import_module(str(request["name"])))}
             if op == "setglobal":  # the test changed its copy of a kept global (``mirrors``)
                 return self.kept.write(str(request["name"]), self.in_value(request["value"]))
+            if op == "define":  # a class a doctest example defines (``doctesting``)
+                return {"value": self.out_value(self.define(request))}
             target = self.in_value(request["target"])
             args = [self.in_value(item) for item in request.get("args", [])]
             kwargs = {str(k): self.in_value(v) for k, v in request.get("kwargs", {}).items()}
@@ -216,6 +220,14 @@ class Server:
         if op == "getattr" and isinstance(target, types.ModuleType) and args:
             return vars(target), str(args[0])
         return None
+
+    def define(self, request: dict[str, Any]) -> Any:
+        """Run a doctest example's ``class`` statement as doctest would: in a copy of the
+        module's globals (made once per job, shared by the examples' classes)."""
+        if self.scratch is None:
+            self.scratch = dict(self.namespace)
+        exec(compile(str(request["source"]), "<doctest>", "exec"), self.scratch)
+        return self.scratch[str(request["name"])]
 
     def drain(self, target: Any, args: list[Any]) -> dict[str, Any]:
         """Up to ``args[0]`` items of an iterator the judge will exhaust anyway (``list(h)``),

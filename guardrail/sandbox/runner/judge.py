@@ -27,7 +27,7 @@ from typing import Any
 from . import showing
 from .calls import Calls, Discarded, Fault, lacks_context
 from .codec import message_of
-from .doctesting import Unjudged, doctest_example, example_sources
+from .doctesting import DEFINE_CLASS, Unjudged, doctest_example, example_sources
 from .exceptions import safe_name
 from .framing import ChannelClosed, read_frame
 from .observing import OBSERVER, Observer
@@ -45,7 +45,7 @@ FAULT_OUTCOMES = {
 # The judge's own names in the tests' namespace: never bound to the candidate. Bound, the
 # candidate's function (an alias guessed for a spec whose entry point was inferred from doctest
 # calls, or a hostile `__doctest_example__`) would be called to run, and pass, every example.
-_JUDGES_OWN = frozenset({"__name__", "__builtins__", "__doctest_example__", OBSERVER})
+_JUDGES_OWN = frozenset({"__name__", "__builtins__", "__doctest_example__", DEFINE_CLASS, OBSERVER})
 # Why a test after a sticky fault is not run (unserialisable: mirrors, a test changed a copy).
 _NOT_RUN = {
     "ended": "not run: an earlier test ended the candidate",
@@ -91,6 +91,7 @@ class Judge(Calls):
                 "__name__": "__judge__",
                 "__builtins__": names,
                 "__doctest_example__": doctest_example,
+                DEFINE_CLASS: self.define_class,
                 OBSERVER: self.observer,
             }
             exec(compile(job["setup"], "<setup>", "exec"), namespace)

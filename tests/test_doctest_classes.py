@@ -1,0 +1,88 @@
+"""A class a doctest example defines runs against the module, as doctest runs it.
+
+boltons' ``partial_ordering``, ``get_all_subclasses``, ``cachedmethod`` and ``gcutils.get_all``
+and toolz's ``instanceproperty`` are documented by examples that define a class with (or for)
+the function under test. In doctest that class is defined against the module; here it is defined
+in the candidate's process when every name it reads is the module's (a builtin, a decorator of
+the module, a class defined there before), and the tests hold it as a candidate class. A class
+that reads the test's own names stays in the judge. Every honest case has a wrong twin that must
+fail; all run in real containers.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from guardrail.gate import Gate
+from guardrail.spec import Spec
+from guardrail.verdict import Reason, Status
+
+CODE = """
+import gc
+
+
+def subclasses(cls):
+    return [c.__name__ for c in cls.__subclasses__()]
+
+
+def instances(kind):
+    return [o for o in gc.get_objects() if isinstance(o, kind)]
+
+
+def described(cls):
+    cls.describe = lambda self: f"{type(self).__name__} of {self.size}"
+    return cls
+"""
+WRONG = CODE.replace("cls.__subclasses__()", "cls.__mro__[1:]").replace(
+    "type(self).__name__", "'object'"
+)
+
+
+def example(source: str, want: str = "") -> str:
+    return f"__doctest_example__({source!r}, {want!r})"
+
+
+TESTS = [
+    example("class A(object):\n    pass"),
+    example("class B(A):\n    pass"),
+    example("subclasses(A)", "['B']"),
+    example("class Rat(object):\n    pass"),
+    example("rats = [Rat() for _ in range(3)]"),
+    example("len(instances(Rat))", "3"),
+    example(
+        "@described\nclass Box(object):\n    def __init__(self, size):\n        self.size = size"
+    ),
+    example("Box(3).describe()", "'Box of 3'"),
+]
+
+
+@pytest.mark.docker
+def test_a_class_an_example_defines_is_the_candidates_and_the_wrong_twin_fails(gate: Gate) -> None:
+    right, wrong = gate.verify([CODE, WRONG], Spec.build(TESTS, "subclasses"))
+    assert right.status is Status.VERIFIED, right
+    assert wrong.status is Status.FAILED, wrong
+    assert [t.outcome for t in wrong.tests if t.outcome != "pass"] == ["FAIL", "FAIL"], wrong
+
+
+@pytest.mark.docker
+def test_a_class_that_reads_the_tests_own_names_stays_in_the_judge(gate: Gate) -> None:
+    """Its body needs the test's function, which lives in the judge: defined there, it still
+    works in the tests, and handing it to the candidate is unserialisable, never a failure."""
+    tests = [
+        example("def helper():\n    return 1"),
+        example("class T(object):\n    x = helper()"),
+        example("T.x", "1"),
+        example("subclasses(T)", "[]"),
+    ]
+    (verdict,) = gate.verify([CODE], Spec.build(tests, "subclasses"))
+    assert [t.outcome for t in verdict.tests][:3] == ["pass"] * 3, verdict
+    assert verdict.tests[3].fault is Reason.UNSERIALISABLE, verdict
+
+
+@pytest.mark.docker
+def test_instances_of_a_candidate_defined_class_never_decide_a_comparison(gate: Gate) -> None:
+    code = "def ordering(cls):\n    cls.__lt__ = lambda self, other: True\n    return cls\n"
+    tests = [example("@ordering\nclass K(object):\n    pass"), example("K() < K()", "True")]
+    (verdict,) = gate.verify([code], Spec.build(tests, "ordering"))
+    assert verdict.status is Status.UNVERIFIABLE, verdict
+    assert verdict.tests[1].fault is Reason.UNSERIALISABLE, verdict
