@@ -32,7 +32,9 @@ What it defends against (the candidate is hostile; the tests and this package ar
   as plain data (`showing`); the test's own callables cross as
   callbacks the candidate can only call or iterate, never inspect (a lambda holds the test's
   constants);
-* reading the tests or a neighbour's code: the candidate is forked from a zygote that never
+* reading the tests (save a ``class`` statement of a doctest example that reads only the
+  module's names, which runs in the candidate's process as doctest runs it against the module)
+  or a neighbour's code: the candidate is forked from a zygote that never
   holds anything of any job (it receives only a uid and three descriptors; freed memory keeps
   what a process once held, and every fork inherits it), gets its own code as the first frame
   of its own channel, runs under its own fresh unprivileged uid (so
