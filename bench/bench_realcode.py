@@ -144,12 +144,16 @@ def index_dir_for(cache: Path, name: str, version: str) -> Path:
     """A persistent index folder per library and version of guardrail's indexing code.
 
     ``guardrail index`` on an index it already holds embeds only what changed, so a re-run is
-    cheap; any change to ``guardrail/index/`` gets a fresh folder, never a stale index.
+    cheap; any change to ``guardrail/index/`` or ``guardrail/reach.py`` (which of a method's
+    examples are its tests) gets a fresh folder, never a stale index.
     """
     import guardrail.index
 
+    import guardrail.reach
+
     digest = hashlib.sha256()
-    for source in sorted(Path(guardrail.index.__file__).parent.glob("*.py")):
+    sources = sorted(Path(guardrail.index.__file__).parent.glob("*.py"))
+    for source in [*sources, Path(guardrail.reach.__file__)]:  # reach decides methods' tests
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
     return cache / "index" / f"{name}-{version}-{digest.hexdigest()[:12]}"
 
