@@ -148,7 +148,6 @@ def index_dir_for(cache: Path, name: str, version: str) -> Path:
     examples are its tests) gets a fresh folder, never a stale index.
     """
     import guardrail.index
-
     import guardrail.reach
 
     digest = hashlib.sha256()
