@@ -3,9 +3,10 @@
 boltons' ``partial_ordering``, ``get_all_subclasses``, ``cachedmethod`` and ``gcutils.get_all``
 and toolz's ``instanceproperty`` are documented by examples that define a class with (or for)
 the function under test. In doctest that class is defined against the module; here it is defined
-in the candidate's process when every name it reads is the module's (a builtin, a decorator of
-the module, a class defined there before), and the tests hold it as a candidate class. A class
-that reads the test's own names stays in the judge. Every honest case has a wrong twin that must
+in the candidate's process when it hands itself to the module's code (a decorator, a base) or
+holds data only, and reads no name of the test's own (`example_classes`); the tests hold it as a
+candidate class. Any other class stays in the judge, where its logic is out of the candidate's
+reach. Every honest case has a wrong twin that must
 fail; all run in real containers.
 """
 
@@ -86,3 +87,36 @@ def test_instances_of_a_candidate_defined_class_never_decide_a_comparison(gate: 
     (verdict,) = gate.verify([code], Spec.build(tests, "ordering"))
     assert verdict.status is Status.UNVERIFIABLE, verdict
     assert verdict.tests[1].fault is Reason.UNSERIALISABLE, verdict
+
+
+HOSTILE = """
+import builtins
+
+_real = builtins.__build_class__
+
+
+def _forge(func, name, *bases, **kw):
+    cls = _real(func, name, *bases, **kw)
+    cls.ok = lambda self, x: True  # every class this process builds now says yes
+    return cls
+
+
+builtins.__build_class__ = _forge
+
+
+def f(x):
+    return -1
+"""
+
+
+@pytest.mark.docker
+def test_a_class_with_logic_of_the_tests_stays_out_of_the_candidates_reach(gate: Gate) -> None:
+    """A test's checking class with methods of its own runs in the judge: a candidate that
+    rewrites every class its process builds cannot make the check pass."""
+    tests = [
+        example("class Checker(object):\n    def ok(self, x):\n        return x == 42"),
+        example("Checker().ok(f(1))", "True"),
+    ]
+    (verdict,) = gate.verify([HOSTILE], Spec.build(tests, "f"))
+    assert verdict.status is Status.FAILED, verdict
+    assert verdict.tests[1].outcome == "FAIL", verdict

@@ -14,9 +14,10 @@ the candidate holds), `showing` (the text a doctest example shows of a candidate
 data, sent as a copy), `mirrors` (the candidate's mutable module globals, one copy each in the
 judge, kept in step), `calls` (the judge's side of the channel), `replies` (how the judge reads a
 reply), `served` (callbacks the judge runs for the candidate, and draining its iterators), `judge`,
-`doctesting` (a doctest example, run in the judge), `checker` (doctest's output checker, mirrored),
-`privilege` (uid and rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase`
-(unbreakable deletes), `supervisor`, `boot`.
+`doctesting` (a doctest example, run in the judge), `example_classes` (which of its classes the
+candidate defines), `checker` (doctest's output checker, mirrored), `privilege` (uid and rlimits),
+`seccomp` (the IPC filter), `zygote`, `cleanup`, `erase` (unbreakable deletes), `supervisor`,
+`boot`.
 
 What it defends against (the candidate is hostile; the tests and this package are trusted):
 
@@ -32,8 +33,8 @@ What it defends against (the candidate is hostile; the tests and this package ar
   as plain data (`showing`); the test's own callables cross as
   callbacks the candidate can only call or iterate, never inspect (a lambda holds the test's
   constants);
-* reading the tests (save a ``class`` statement of a doctest example that reads only the
-  module's names, which runs in the candidate's process as doctest runs it against the module)
+* reading the tests (save a doctest example's ``class`` statement that hands itself to the
+  module's code or holds data only, which runs in the candidate's process, `example_classes`)
   or a neighbour's code: the candidate is forked from a zygote that never
   holds anything of any job (it receives only a uid and three descriptors; freed memory keeps
   what a process once held, and every fork inherits it), gets its own code as the first frame

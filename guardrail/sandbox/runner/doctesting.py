@@ -27,6 +27,7 @@ import sys
 from typing import Any
 
 from .checker import FLAGS, check_output, exception_line, exception_matches
+from .example_classes import candidate_class
 from .exceptions import CandidateRaisedBase
 from .showing import displaying
 
@@ -95,7 +96,7 @@ def doctest_example(
         names = ", ".join(sorted(reads & session.unknown))
         raise Unjudged(f"not judged: it reads {names}, left unknown by an earlier fault")
     define = namespace.get(DEFINE_CLASS)
-    defined = _candidate_class(source, want, raises, session)
+    defined = None if want or raises is not None else candidate_class(source, session)
     if define is not None and defined is not None:
         try:
             namespace[defined] = define(source, defined)
@@ -156,27 +157,6 @@ def _run(
         raise _Mismatch(f"expected {_cap(raises)!r}, nothing was raised; got {_cap(got)!r}")
     if not unchecked and not check_output(want, got, flags):
         raise _Mismatch(f"expected {_cap(want)!r}, got {_cap(got)!r}")
-
-
-def _candidate_class(source: str, want: str, raises: str | None, session: _Session) -> str | None:
-    """The class an example defines, when it is to be defined in the candidate's process: the
-    example is one ``class`` statement (decorators included) that shows nothing, and every name
-    it reads is a builtin, the candidate module's, or a class defined there before. In doctest
-    such a class runs against the module (``@partial_ordering``, ``@cachedmethod``, a subclass
-    for ``get_all_subclasses``), which the judge cannot hand to the candidate."""
-    if want or raises is not None:
-        return None
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.ClassDef):
-        return None
-    reads, binds = _names_of(source)
-    free = reads - binds
-    if free & (session.bound - session.in_candidate):
-        return None  # it reads the test's own names: they live in the judge
-    return tree.body[0].name
 
 
 def _names_of(source: str) -> tuple[set[str], set[str]]:
