@@ -17,7 +17,7 @@ import collections
 import json
 from typing import Any, NoReturn
 
-from . import replies, served, showing
+from . import replies, served
 from .codec import (
     REFERENCE_KEYS,
     Unserialisable,
@@ -49,6 +49,9 @@ class Calls:
     _value = replies.value
     _raised = replies.raised
     _show = replies.show
+    ask_bool = replies.ask_bool
+    shown_text = replies.shown_text
+    define_class = replies.define_class
     drain = served.drain
     next_of = served.next_of
     _drain_more = served.drain_more
@@ -125,13 +128,6 @@ class Calls:
         proxy: RemoteHandle = object.__new__(kind)  # type: ignore[arg-type]  # a stand-in class
         RemoteHandle.__init__(proxy, self, {"handle": ident, "type": str(ref["type"])[:100]})
         return proxy
-
-    def ask_bool(self, question: str, value: Any, of: Any) -> bool:
-        """``isinstance``/``issubclass`` asked of the candidate, whose answer must be a bool."""
-        answer = self.call({"builtin": f"builtins:{question}"}, (value, of), {})
-        if type(answer) is not bool:
-            self.fail("protocol_violation", f"an answer to {question} that is not a bool")
-        return answer
 
     # -- requests --------------------------------------------------------------------------
 
@@ -283,35 +279,6 @@ class Calls:
             self.kept_attributes[attribute] = key
         known = self.kept.get(key)  # already the tests' (read under its other name): that one
         return known if known is not None else self.kept.adopt(key, value)
-
-    def shown_text(self, op: str, target: dict[str, Any], *args: Any) -> str:
-        """A candidate object's own ``repr``/``str``/``format`` text, for a doctest display."""
-        text = self.operate(op, target, *args)
-        if type(text) is not str:
-            self.fail("protocol_violation", f"a {op} text that is not a str")
-        if len(text) > showing.MAX_SHOWN:
-            self.fail(
-                "unserialisable",
-                f"a {op} text of {len(text)} characters (at most {showing.MAX_SHOWN})",
-                sticky=False,
-            )
-        if showing.looks_plain(text):
-            self.fail(
-                "unserialisable",
-                f"a candidate object whose {op} reads as plain data ({text[:60]!r}): a plain"
-                " value would have crossed as one",
-                sticky=False,
-            )
-        showing.record_use()
-        return text
-
-    def define_class(self, source: str, name: str) -> Any:
-        """The class a doctest example defines, defined in the candidate's process
-        (``doctesting``); the tests get its stand-in."""
-        value = self._answer(self.exchange({"op": "define", "source": source, "name": name}))
-        if type(value) is not RemoteClass:
-            self.fail("protocol_violation", "a defined class that is not a candidate class")
-        return value
 
     def import_module(self, name: str) -> Any:
         """The candidate's module ``name`` (imported there, never here), as a remote module."""

@@ -1,4 +1,4 @@
-"""The candidate's side of the channel: the handle table, and the server of the judge's requests.
+"""The candidate's side of the channel: the server of the judge's requests.
 
 Requests (``{"op": ...}``) name a target: a global of the candidate (``{"global": name}``) or a
 handle. A value that is not plain data (a generator, an object, a bound method, a module) is
@@ -7,8 +7,8 @@ kept here in a per-job table and crosses as ``{"handle": id, "type": name, "of":
 the judge drives it through further requests (iterate, call, attribute, item, length,
 membership). The same object always gets the same id, so identity (``iter(gen) is gen``) holds
 in the judge. The table is capped: past it a value is `Unserialisable`, never dropped silently.
-The test's own objects arrive as references to `stubs`; what a request printed rides on the next
-frame (`printed`).
+The table, and what the test's own objects become here (`stubs`, `signatures`), are
+`references`; what a request printed rides on the next frame (`printed`).
 
 Nothing here is trusted by the judge: a hostile candidate can replace all of it and answer what
 it likes. What the judge guarantees holds regardless: it compares only plain data, and a handle
@@ -23,24 +23,18 @@ import sys
 import types
 from typing import Any
 
+from . import references
 from .codec import MUTABLE, Unserialisable, decode, encode, plain_or_none, stop_arguments
 from .exceptions import describe_exception, rebuild_exception
 from .framing import FrameTooLarge, read_frame, write_frame
 from .identity import check_not_kept, check_result, mutable_parts, reference_counts
 from .mirrors import Kept, is_mutable
 from .printed import MAX_PRINTED, Tee
-from .signatures import signed_stub
-from .stubs import JudgeCallable, JudgeCopy, JudgeIterator, JudgeObject
 
 # `calls` imports these from here (MAX_PRINTED is `printed`'s, the other two `codec`'s).
 __all__ = ["MAX_PRINTED", "Server", "plain_or_none", "stop_arguments"]
 
-MAX_HANDLES = 100_000
 MAX_DRAIN_BYTES = 4_000_000  # of one drain reply's items (JSON): well under a frame
-# Builtins a test passes cross by name; these modules are the ones they may come from.
-BUILTIN_MODULES = frozenset(
-    {"builtins", "operator", "math", "string", "functools", "itertools", "collections"}
-)
 
 
 class Server:
@@ -79,90 +73,13 @@ class Server:
         except FrameTooLarge as exc:  # the judge would refuse it as a broken protocol
             write_frame(self.channel, {"unserialisable": str(exc), **said})
 
-    # -- references ------------------------------------------------------------------------
+    # -- references (``references``) -------------------------------------------------------
 
-    def handle_of(self, value: object) -> Any:
-        """The reference form of a value that is not plain data (the codec's ``other`` hook)."""
-        if isinstance(value, JudgeObject):
-            return {
-                "cb": value._id,
-                "name": value.__name__,
-                "iterator": type(value) is JudgeIterator,
-            }
-        sent = self.echoed.get(id(value))
-        if sent is not None and sent[0] is value:  # the test's function or builtin, given back
-            return sent[1]  # as the judge described it: an unchanged argument compares equal
-        return self._handle(value)
-
-    def _handle(self, value: object) -> dict[str, Any]:
-        """``value`` as a handle, with its class (a handle too, even a builtin one)."""
-        kind = type(value)
-        description: dict[str, Any] = {"handle": self._keep(value), "type": kind.__name__[:100]}
-        if isinstance(value, type):  # a class: the judge's stand-in for it is a class too
-            calls = any("__call__" in vars(klass) for klass in value.__mro__)
-            binds = any("__get__" in vars(klass) for klass in value.__mro__)
-            description["class"] = {"name": value.__name__[:100], "calls": calls, "binds": binds}
-        else:  # its class crosses with it, so that ``type(a) is type(b)`` holds in the judge
-            description["of"] = self._handle(kind)
-        return description
-
-    def _keep(self, value: object) -> int:
-        """The handle id of ``value``, kept alive in the table (the same object, the same id)."""
-        known = self.ids.get(id(value))
-        if known is None:
-            if len(self.objects) >= MAX_HANDLES:
-                raise Unserialisable(f"more than {MAX_HANDLES} objects crossed as handles")
-            known = self.ids[id(value)] = len(self.objects)
-            self.objects.append(value)
-        return known
-
-    def resolve(self, ref: dict[str, Any]) -> Any:
-        """The object a reference form names (the codec's ``ref`` hook)."""
-        if "handle" in ref:
-            return self.objects[int(ref["handle"])]
-        if "global" in ref:
-            name = str(ref["global"])
-            if name not in self.namespace:
-                raise NameError(f"name {name!r} is not defined", name=name)
-            return self.namespace[name]
-        if "cb" in ref:
-            ident = int(ref["cb"])
-            stub = self.stubs.get(ident)
-            if isinstance(stub, JudgeCopy) and "items" in ref:  # the test took some itself
-                stub._items = iter(decode(ref["items"]))
-            if stub is None:
-                stub = self.stubs[ident] = self._stub(ident, ref)
-                if not isinstance(stub, JudgeObject):
-                    self.echoed[id(stub)] = (stub, ref)
-            return stub
-        module, _, qualname = str(ref["builtin"]).partition(":")
-        if module not in BUILTIN_MODULES:
-            raise ValueError(f"not a builtin module: {module!r}")
-        value: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            value = getattr(value, part)
-        self.echoed[id(value)] = (value, ref)
-        return value
-
-    def _stub(self, ident: int, ref: dict[str, Any]) -> Any:
-        """What the candidate holds for the test's object ``ident`` (see `stubs`)."""
-        name = str(ref.get("name", ""))
-        if "items" in ref:
-            return JudgeCopy(self, ident, name, decode(ref["items"]))
-        if ref.get("iterator"):
-            return JudgeIterator(self, ident, name)
-        if ref.get("token") is True:  # the test's bare object(): one of ours stands for it
-            return object()
-        if type(ref.get("exception")) is dict:  # the test's exception: an exact copy, numbered
-            return rebuild_exception(ref["exception"])
-        shape = ref.get("signature")
-        if type(shape) is dict:
-            function = signed_stub(
-                shape, name, lambda args, kwargs: self.callback(ident, "call", args, kwargs)
-            )
-            if function is not None:
-                return function
-        return JudgeCallable(self, ident, name)
+    handle_of = references.handle_of
+    _handle = references.handle
+    _keep = references.keep
+    resolve = references.resolve
+    _stub = references.stub
 
     def out_value(self, value: object) -> Any:
         return encode(value, other=self.handle_of)

@@ -1,5 +1,7 @@
 """The judge's reading of the candidate's replies: a value, a rebuilt exception or the fault
-it means, and what the candidate printed (a mixin of `calls.Calls`).
+it means, what the candidate printed, and the replies that must be of one kind (a bool for
+``isinstance``, a capped text for a doctest display, a class for a defined class); methods of
+`calls.Calls`.
 
 Nothing a reply says is taken on trust: a "stop" ends an iteration only as the answer to
 ``next``, a returned argument or global must be one the judge knows, and an exception's
@@ -13,10 +15,12 @@ import io
 import sys
 from typing import TYPE_CHECKING, Any
 
+from . import showing
 from .codec import stop_arguments
 from .exceptions import THROWN, rebuild_exception, safe_name
 from .mirrors import is_mutable
 from .printed import MAX_PRINTED
+from .remote import RemoteClass
 
 if TYPE_CHECKING:
     from .calls import Calls
@@ -121,3 +125,42 @@ def lacks_context(info: dict[str, Any]) -> bool:
     kind, message = info.get("type"), str(info.get("message", ""))
     relative = kind == "ImportError" and message.startswith("attempted relative import")
     return (kind == "NameError" and type(info.get("name")) is str) or relative
+
+
+def ask_bool(self: Calls, question: str, value: Any, of: Any) -> bool:
+    """``isinstance``/``issubclass`` asked of the candidate, whose answer must be a bool."""
+    answer = self.call({"builtin": f"builtins:{question}"}, (value, of), {})
+    if type(answer) is not bool:
+        self.fail("protocol_violation", f"an answer to {question} that is not a bool")
+    return answer
+
+
+def shown_text(self: Calls, op: str, target: dict[str, Any], *args: Any) -> str:
+    """A candidate object's own ``repr``/``str``/``format`` text, for a doctest display."""
+    text = self.operate(op, target, *args)
+    if type(text) is not str:
+        self.fail("protocol_violation", f"a {op} text that is not a str")
+    if len(text) > showing.MAX_SHOWN:
+        self.fail(
+            "unserialisable",
+            f"a {op} text of {len(text)} characters (at most {showing.MAX_SHOWN})",
+            sticky=False,
+        )
+    if showing.looks_plain(text):
+        self.fail(
+            "unserialisable",
+            f"a candidate object whose {op} reads as plain data ({text[:60]!r}): a plain"
+            " value would have crossed as one",
+            sticky=False,
+        )
+    showing.record_use()
+    return text
+
+
+def define_class(self: Calls, source: str, name: str) -> Any:
+    """The class a doctest example defines, defined in the candidate's process
+    (``doctesting``); the tests get its stand-in."""
+    value = self._answer(self.exchange({"op": "define", "source": source, "name": name}))
+    if type(value) is not RemoteClass:
+        self.fail("protocol_violation", "a defined class that is not a candidate class")
+    return value
