@@ -120,3 +120,30 @@ def test_a_class_with_logic_of_the_tests_stays_out_of_the_candidates_reach(gate:
     (verdict,) = gate.verify([HOSTILE], Spec.build(tests, "f"))
     assert verdict.status is Status.FAILED, verdict
     assert verdict.tests[1].outcome == "FAIL", verdict
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    "header",
+    [
+        "class P:\n    pass",  # a data-only class of the tests' own, defined in the candidate
+        "from fractions import *",  # names the text cannot see
+    ],
+)
+def test_no_class_with_logic_reaches_the_candidate_through_a_test_class_or_its_own_names(
+    gate: Gate, header: str
+) -> None:
+    """Red-team finds: a checking class based on a test-defined class, a decorator that is the
+    statement's own lambda, or a base from a star import was defined in the candidate's process,
+    where a class-rewriting candidate made the check pass."""
+    base = "(P)" if header.startswith("class") else "(Fraction)"
+    tests = [
+        example(header),
+        example(f"class Checker{base}:\n    def ok(self, x):\n        return x == 42"),
+        example("class Lam:\n    @(lambda fn: fn)\n    def ok(self, x):\n        return x == 42"),
+        example("Checker().ok(f(1))", "True"),
+        example("Lam().ok(f(1))", "True"),
+    ]
+    (verdict,) = gate.verify([HOSTILE], Spec.build(tests, "f"))
+    assert verdict.status is not Status.VERIFIED, verdict
+    assert not any(t.passed for t in verdict.tests[3:]), verdict  # FAIL, or judged unjudgeable

@@ -70,8 +70,7 @@ class Calls:
         # handle id -> (items a drain sent that no ``next`` took yet, how the iterator ended)
         self.drained: dict[int, tuple[collections.deque[Any], dict[str, Any] | None]] = {}
         self.globals: dict[str, Any] = {}  # the candidate's globals the tests read, by name
-        # What the test's callbacks raised, and the exceptions it passed, by number:
-        self.thrown: list[BaseException] = self.mine.thrown
+        self.thrown: list[BaseException] = []  # what the test's callbacks raised, by number
         # The tests' one copy of each mutable global of the candidate's, kept in step (mirrors).
         self.kept = Copies(lambda value: encode(value, other=self.mine.reference))
         self.kept_attributes: dict[Any, str] = {}  # (module handle, attribute) -> kept name

@@ -10,16 +10,19 @@ candidate gains nothing it would not have in-process, or where there is no test 
 
 * the class statement hands the class or its methods to the candidate's code as it is defined:
   a decorator, a base class or a keyword (a metaclass) of the class, or a decorator of one of its
-  methods, names the candidate module's or a class already defined there (in-process that code
-  can replace anything in the class already); or
-* the class holds data only: its body is a docstring, ``pass``, constant class attributes and an
-  ``__init__`` that only stores its parameters or constants on ``self`` (``class Flag: def
-  __init__(self, length): self.length = length``), with no decorators and only ``object`` or
-  candidate classes as bases; its behaviour is then nothing but attribute storage.
+  methods, names the candidate module's own code (in-process that code can replace anything in
+  the class already); or
+* the class holds nothing but constants: its body is a docstring, ``pass`` and constant class
+  attributes, with no decorators and only ``object`` or such classes as bases (``class
+  Ratking(object): pass``, ``class B(A)``); an ``__init__`` storing its arguments is not enough,
+  since the candidate's copy of a test's list it stored would not follow the test's changes.
 
 Every name the statement reads must be a builtin, the module's, or a class defined in the
 candidate before: a class that reads the test's own names (a helper an earlier example defined)
-stays in the judge. A class with any other logic stays in the judge as well.
+stays in the judge, and so does every class after a star import. A class with any other logic
+stays in the judge as well, also when it subclasses one defined in the candidate: only the
+module's own code (not a builtin, not the tests' classes, not a name the statement binds, as a
+lambda's parameter) counts as handing a class over.
 """
 
 from __future__ import annotations
@@ -55,13 +58,19 @@ def _candidate_class(source: str, session: Session) -> str | None:
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.ClassDef):
         return None
     node = tree.body[0]
+    if "*" in session.bound:
+        return None  # a star import bound names the text cannot see
     judges = session.bound - session.in_candidate  # the test's own names, in the judge
-    if _free_names(node) & judges:
+    free = _free_names(node)
+    if free & judges:
         return None
     header = [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
     header += [d for item in node.body if isinstance(item, _FUNCTIONS) for d in item.decorator_list]
+    # Only the module's own code counts: not a builtin, not a name the statement binds itself
+    # (a lambda's parameter), not a class the tests defined in the candidate (it holds no code
+    # of the candidate's, so a subclass with logic would be test code handed to it).
     hands_over = any(
-        name in session.in_candidate or not hasattr(builtins, name)
+        name in free and name not in session.in_candidate and not hasattr(builtins, name)
         for expression in header
         for name in _names(expression)
     )
@@ -83,9 +92,7 @@ def _data_only(node: ast.ClassDef, in_candidate: set[str]) -> bool:
     for item in node.body:
         if isinstance(item, ast.Pass) or _is_constant_statement(item):
             continue
-        if isinstance(item, ast.FunctionDef) and item.name == "__init__" and _stores_only(item):
-            continue
-        return False
+        return False  # an __init__ storing the test's objects would not share them across
     return True
 
 
@@ -98,43 +105,6 @@ def _is_constant_statement(item: ast.stmt) -> bool:
         and all(isinstance(t, ast.Name) for t in item.targets)
         and isinstance(item.value, ast.Constant)
     )
-
-
-def _stores_only(function: ast.FunctionDef) -> bool:
-    """``__init__`` whose body only stores its parameters or constants on ``self``."""
-    arguments = function.args
-    if function.decorator_list or arguments.vararg or arguments.kwarg or not arguments.args:
-        return False
-    if any(
-        not isinstance(d, ast.Constant) for d in [*arguments.defaults, *arguments.kw_defaults] if d
-    ):
-        return False
-    own = arguments.args[0].arg
-    parameters = {a.arg for a in [*arguments.args[1:], *arguments.kwonlyargs]}
-    for statement in function.body:
-        if isinstance(statement, ast.Pass) or _is_constant_statement(statement):
-            continue
-        if not isinstance(statement, ast.Assign):
-            return False
-        targets = [
-            element
-            for target in statement.targets
-            for element in (target.elts if isinstance(target, ast.Tuple) else [target])
-        ]
-        values = (
-            statement.value.elts if isinstance(statement.value, ast.Tuple) else [statement.value]
-        )
-        if not all(
-            isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == own
-            for t in targets
-        ):
-            return False
-        if not all(
-            isinstance(v, ast.Constant) or (isinstance(v, ast.Name) and v.id in parameters)
-            for v in values
-        ):
-            return False
-    return True
 
 
 def _names(node: ast.AST) -> set[str]:

@@ -187,10 +187,6 @@ class Server:
             result = target(*args, **kwargs)
         except BaseException as exc:
             reply["raised"] = describe_exception(exc)
-            if self.echoed.get(id(exc), (None,))[0] is exc:
-                # The test's own exception, raised: its traceback here would keep the call's
-                # arguments alive, and the judge hands back its own object anyway.
-                exc.__traceback__ = exc.__context__ = exc.__cause__ = None
         else:
             try:
                 reply["value"] = self._result(result, args, kwargs, tracked)

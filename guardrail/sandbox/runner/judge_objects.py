@@ -8,8 +8,7 @@ attribute it reads (a lambda's ``__code__`` holds the test's constants) is the t
 ``inspect.signature`` of it works (`signatures`). A class (not a builtin one) never crosses: the
 candidate's ``issubclass``/``__subclasses__`` would need the class itself (``unserialisable``). A
 bare ``object()`` (a sentinel) crosses as an ``object()`` of the candidate's own, given back as the
-test's, and an instance of a builtin exception with plain arguments as an exact copy, numbered so
-that raised or returned it comes back as the test's own. Builtins (and ``operator``, ``math``,
+test's. Builtins (and ``operator``, ``math``,
 ``collections``... names) cross by name and the candidate uses its own.
 """
 
@@ -23,7 +22,6 @@ from typing import Any
 
 from .codec import Unserialisable
 from .copies import Copies
-from .exceptions import THROWN, describe_exception
 from .remote import is_remote, reference_of
 from .signatures import describe
 
@@ -41,7 +39,6 @@ class JudgeObjects:
         self.ids: dict[int, int] = {}
         self.builtin_names: dict[int, tuple[str, Any]] | None = None  # built when first needed
         self.sent_builtins: dict[str, Any] = {}  # builtins sent by name, by that name
-        self.thrown: list[BaseException] = []  # exceptions of the judge's the candidate may raise
         self.copies = Copies()
 
     def reference(self, value: object) -> Any:
@@ -60,9 +57,8 @@ class JudgeObjects:
                 f"the class {value.__qualname__[:100]} (not a builtin one) cannot cross: the"
                 " candidate's issubclass, isinstance and __subclasses__ need the class itself"
             )
-        exception = _plain_exception(value)
         token = type(value) is object  # a bare ``object()``: a sentinel, nothing in it to read
-        if not (callable(value) or iterator or token or exception):
+        if not (callable(value) or iterator or token):
             raise Unserialisable(
                 f"a value of type {type(value).__qualname__} cannot cross as plain data"
             )
@@ -78,13 +74,6 @@ class JudgeObjects:
         ref: dict[str, Any] = {"cb": known, "name": name_of, "iterator": iterator}
         if token:  # the candidate holds an ``object()`` of its own for it, given back as this
             return {**ref, "token": True}
-        if exception:  # rebuilt there, numbered: raised or returned, it comes back as this one
-            if len(self.thrown) >= MAX_JUDGE_OBJECTS:
-                raise Unserialisable(f"more than {MAX_JUDGE_OBJECTS} judge exceptions crossed")
-            info = describe_exception(value)  # type: ignore[arg-type]  # narrowed above
-            info[THROWN] = len(self.thrown)
-            self.thrown.append(value)  # type: ignore[arg-type]
-            return {**ref, "exception": info}
         shape = None if iterator else describe(value)
         if shape is not None:  # the candidate builds a function of the same parameters
             ref["signature"] = shape
@@ -100,17 +89,6 @@ class JudgeObjects:
         if type(name) is not str or name not in self.sent_builtins:
             raise ValueError("a builtin the judge never sent")
         return self.sent_builtins[name]
-
-
-def _plain_exception(value: object) -> bool:
-    """An instance of a builtin exception class, made with plain arguments and nothing else
-    (no attributes, cause, context or traceback): the candidate can hold an exact copy."""
-    kind = type(value)
-    if not isinstance(value, Exception) or getattr(builtins, kind.__name__, None) is not kind:
-        return False
-    if vars(value) or value.__traceback__ or value.__cause__ or value.__context__:
-        return False
-    return "args" in describe_exception(value)
 
 
 def _builtin_names() -> dict[int, tuple[str, Any]]:

@@ -1,10 +1,10 @@
 """The candidate's side of references: how its objects become handles, and what the judge's
-references (its callables, iterators, sentinels, exceptions, builtins) become here.
+references (its callables, iterators, sentinels, builtins) become here.
 
 Functions of `handles.Server`, as methods. A candidate object is kept in the server's table and
 crosses as ``{"handle": id, "type": name, "of": <its class>}``; the same object always gets the
 same id. The judge's objects arrive as ``{"cb": id, ...}`` and become stubs (`stubs`), a function
-of the same parameters (`signatures`), an ``object()`` or an exact copy of an exception; these,
+of the same parameters (`signatures`), or an ``object()``; these,
 and builtins the judge sent by name, go back as the reference the judge sent.
 """
 
@@ -14,7 +14,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .codec import Unserialisable, decode
-from .exceptions import rebuild_exception
 from .signatures import signed_stub
 from .stubs import JudgeCallable, JudgeCopy, JudgeIterator, JudgeObject
 
@@ -106,8 +105,6 @@ def stub(self: Server, ident: int, ref: dict[str, Any]) -> Any:
         return JudgeIterator(self, ident, name)
     if ref.get("token") is True:  # the test's bare object(): one of ours stands for it
         return object()
-    if type(ref.get("exception")) is dict:  # the test's exception: an exact copy, numbered
-        return rebuild_exception(ref["exception"])
     shape = ref.get("signature")
     if type(shape) is dict:
         function = signed_stub(

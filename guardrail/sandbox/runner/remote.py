@@ -180,6 +180,18 @@ def _forwarded(name: str) -> Any:
 class RemoteClass(type):
     """The judge's stand-in for one candidate class (see the module docstring)."""
 
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> RemoteClass:
+        for base in bases:  # a test's ``class Mine(CandidateClass)``: never a stand-in's heir
+            if type(base) is RemoteClass:
+                _judge_of(base).fail(
+                    "unserialisable",
+                    "a test's subclass of a candidate class: its instances would be the"
+                    " candidate's, made without the subclass's own code",
+                    sticky=False,
+                )
+        made: RemoteClass = super().__new__(mcs, name, bases, namespace)
+        return made
+
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         return _judge_of(cls).call(reference_of(cls), args, kwargs)
 
