@@ -126,6 +126,16 @@ def test_a_stub_has_the_functions_parameters_and_forwards_calls_as_bound(functio
     ]
     assert stub.__code__.co_argcount == function.__code__.co_argcount
     assert isinstance(stub, types.FunctionType) and stub.__name__ == function.__name__
+    assert stub.__code__.co_name == function.__code__.co_name
+
+
+def test_generators_and_coroutines_keep_the_plain_stub() -> None:
+    """A stub is neither: ``inspect.isgeneratorfunction`` would answer wrongly (red team)."""
+    scope: dict[str, Any] = {}
+    exec("def generator():\n    yield 1\n\nasync def coroutine():\n    return None\n", scope)
+    generator, coroutine = scope["generator"], scope["coroutine"]
+    assert describe(eval("lambda x: x")) is not None  # unannotated, as these are
+    assert describe(generator) is None and describe(coroutine) is None
 
 
 def test_forwarded_arguments_reach_the_real_function_as_the_caller_gave_them() -> None:

@@ -28,6 +28,8 @@ __all__ = ["describe", "signed_stub"]
 
 MAX_PARAMETERS = 64
 _DOC_CHARS = 4_000
+_NOT_PLAIN = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+_NOT_PLAIN |= inspect.CO_ITERABLE_COROUTINE
 _OWN_PREFIX = "_guardrail_"  # the generated code's own names: no parameter may take one
 _P = inspect.Parameter
 _KINDS = {int(kind): kind for kind in inspect._ParameterKind}
@@ -38,6 +40,8 @@ def describe(value: object) -> dict[str, Any] | None:
     if type(value) is not types.FunctionType:
         return None
     if value.__dict__ or getattr(value, "__annotations__", None):
+        return None
+    if value.__code__.co_flags & _NOT_PLAIN:  # a stub would not be a generator or coroutine
         return None
     try:
         signature = inspect.signature(value, follow_wrapped=False)
@@ -84,7 +88,7 @@ def signed_stub(
         return None
     if len(parameters) > MAX_PARAMETERS or not all(_usable(n) for n, _, _ in parameters):
         return None
-    function = _compiled(parameters, _forward(call))
+    function = _compiled(parameters, _forward(call), name)
     function.__name__ = name
     function.__qualname__ = str(description.get("qualname") or name)
     function.__module__ = description.get("module")  # type: ignore[assignment]
@@ -92,7 +96,9 @@ def signed_stub(
     return function
 
 
-def _compiled(parameters: list[tuple[str, Any, bool]], forward: Any) -> types.FunctionType:
+def _compiled(
+    parameters: list[tuple[str, Any, bool]], forward: Any, name: str
+) -> types.FunctionType:
     """The function itself. Its one forward is a constant of its code object, not a global nor
     a closure, so code that rebuilds a function from ``f.__code__`` (boltons' copy_function,
     ``FunctionType(f.__code__, {})``) gets one that still works, as it would in-process."""
@@ -102,7 +108,8 @@ def _compiled(parameters: list[tuple[str, Any, bool]], forward: Any) -> types.Fu
         exec(compile(_source(parameters), "<test callable>", "exec"), scope)
     made: types.FunctionType = scope["_guardrail_stub_"]
     consts = tuple(forward if c == _FORWARD else c for c in made.__code__.co_consts)
-    function = types.FunctionType(made.__code__.replace(co_consts=consts), {"__builtins__": {}})
+    code = made.__code__.replace(co_consts=consts, co_name=name)
+    function = types.FunctionType(code, {"__builtins__": {}})
     function.__defaults__ = made.__defaults__
     function.__kwdefaults__ = made.__kwdefaults__
     return function
