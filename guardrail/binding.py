@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from guardrail.reach import method_reached, test_trees
-from guardrail.sandbox.runner.static import plausible_functions
+from guardrail.sandbox.runner.static import module_statements, plausible_functions
 from guardrail.spec import Spec
 
 __all__ = ["BindPlan", "module_names", "plan_binding"]
@@ -147,7 +147,7 @@ def module_names(source: str) -> set[str] | _Everything:
     names = _defined(tree.body)
     star = any(
         isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
-        for node in _statements(tree.body)
+        for node in module_statements(tree.body)
     )
     return _Everything() if star or "__getattr__" in names else names
 
@@ -159,22 +159,9 @@ class _Everything(set[str]):
         return True
 
 
-def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Top-level statements, also inside if/try/with/loop blocks (never inside defs)."""
-    found: list[ast.stmt] = []
-    for node in body:
-        found.append(node)
-        if isinstance(node, _Function | ast.ClassDef):
-            continue
-        for child in ast.iter_child_nodes(node):
-            nested = child.body if isinstance(child, ast.ExceptHandler) else [child]
-            found.extend(_statements([n for n in nested if isinstance(n, ast.stmt)]))
-    return found
-
-
 def _defined(body: list[ast.stmt]) -> set[str]:
     names: set[str] = set()
-    for node in _statements(body):
+    for node in module_statements(body):
         if isinstance(node, _Function | ast.ClassDef):
             names.add(node.name)
         elif isinstance(node, ast.Import | ast.ImportFrom):

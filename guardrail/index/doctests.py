@@ -32,6 +32,7 @@ import builtins
 import doctest
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from guardrail.reach import method_reached
@@ -279,14 +280,7 @@ def _aliases(module: ast.Module, name: str) -> set[str]:
         for target in node.targets
         if isinstance(target, ast.Name)
     }
-    bindings: Counter[str] = Counter()
-    for node in ast.walk(module) if found else ():
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            bindings[node.id] += 1
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            bindings[node.name] += 1
-        elif isinstance(node, ast.alias):
-            bindings[(node.asname or node.name).split(".")[0]] += 1
+    bindings = Counter(_bindings(module)) if found else Counter[str]()
     return {alias for alias in found if bindings[alias] == 1}
 
 
@@ -314,12 +308,15 @@ def _names(tree: ast.AST) -> set[str]:
 
 def _bound(tree: ast.AST) -> set[str]:
     """Names the code binds (assignments, loop targets, imports, definitions)."""
-    bound: set[str] = set()
+    return set(_bindings(tree))
+
+
+def _bindings(tree: ast.AST) -> Iterator[str]:
+    """Each binding of a name in the code, once per place that binds it."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            bound.add(node.id)
+            yield node.id
         elif isinstance(node, ast.alias):
-            bound.add((node.asname or node.name).split(".")[0])
+            yield (node.asname or node.name).split(".")[0]
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            bound.add(node.name)
-    return bound
+            yield node.name

@@ -36,6 +36,7 @@ from guardrail.index.doctests import DoctestTests, doctest_tests
 from guardrail.index.errors import SourceFileError
 from guardrail.index.paths import PathFilter
 from guardrail.index.snippet import Snippet
+from guardrail.sandbox.runner.static import module_statements
 from guardrail.spec import infer_entry_point
 
 __all__ = [
@@ -277,7 +278,7 @@ def assigned_docstrings(module: ast.Module) -> dict[str, str]:
     if/try blocks. A function's own docstring always wins; other values are not guessed."""
     own: dict[str, str] = {}
     assigned: dict[str, ast.expr] = {}
-    for node in _module_statements(module.body):
+    for node in module_statements(module.body):
         if isinstance(node, _Function | ast.ClassDef):
             own.setdefault(node.name, ast.get_docstring(node) or "")
         elif (
@@ -300,17 +301,6 @@ def assigned_docstrings(module: ast.Module) -> dict[str, str]:
         ):
             texts[name] = own[value.value.id]
     return texts
-
-
-def _module_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Statements run at module level: the body and its if/try/with blocks, not functions'."""
-    for node in body:
-        yield node
-        if isinstance(node, _Function | ast.ClassDef):
-            continue
-        for child in ast.iter_child_nodes(node):
-            nested = child.body if isinstance(child, ast.ExceptHandler) else [child]
-            yield from _module_statements([n for n in nested if isinstance(n, ast.stmt)])
 
 
 def _entry_point(name: str, method: str | None, found: DoctestTests | None) -> str:

@@ -39,6 +39,7 @@ class JudgeObjects:
         self.ids: dict[int, int] = {}
         self.builtin_names: dict[int, tuple[str, Any]] | None = None  # built when first needed
         self.sent_builtins: dict[str, Any] = {}  # builtins sent by name, by that name
+        self.shapes: dict[int, dict[str, Any] | None] = {}  # object id -> its `describe`
         self.copies = Copies()
 
     def reference(self, value: object) -> Any:
@@ -74,7 +75,9 @@ class JudgeObjects:
         ref: dict[str, Any] = {"cb": known, "name": name_of, "iterator": iterator}
         if token:  # the candidate holds an ``object()`` of its own for it, given back as this
             return {**ref, "token": True}
-        shape = None if iterator else describe(value)
+        if not iterator and known not in self.shapes:  # once per object: it crosses often
+            self.shapes[known] = describe(value)
+        shape = None if iterator else self.shapes[known]
         if shape is not None:  # the candidate builds a function of the same parameters
             ref["signature"] = shape
         return ref if items is None else {**ref, "items": items}

@@ -27,3 +27,17 @@ def plausible_functions(code: str) -> list[str]:
         and node.func.id != top.name
     }
     return [name for name in defined if name not in called] or defined
+
+
+def module_statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements a module runs at its top level: ``body`` and, inside it, the bodies of its
+    if/try/with/loop blocks (never inside function or class definitions), in source order."""
+    found: list[ast.stmt] = []
+    for node in body:
+        found.append(node)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for child in ast.iter_child_nodes(node):
+            nested = child.body if isinstance(child, ast.ExceptHandler) else [child]
+            found.extend(module_statements([n for n in nested if isinstance(n, ast.stmt)]))
+    return found
