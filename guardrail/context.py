@@ -45,6 +45,7 @@ __all__ = [
     "context_digest",
     "context_from_metadata",
     "context_metadata",
+    "imported_module",
 ]
 
 CONTEXT_BYTES = 3 << 20
@@ -237,17 +238,25 @@ def _imports_of(name: str, entry: Mapping[str, Any]) -> list[str]:
         if isinstance(node, ast.Import):
             wanted.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".") if package else []
-                if node.level - 1 > len(parts):
-                    continue
-                anchor = ".".join(parts[: len(parts) - (node.level - 1)])
-                base = ".".join(p for p in (anchor, node.module or "") if p)
+            base = imported_module(node, package)
+            if base is None:
+                continue
             if base:
                 wanted.append(base)
             wanted.extend(f"{base}.{a.name}" if base else a.name for a in node.names)
     return [w for w in wanted if w and "*" not in w]
+
+
+def imported_module(node: ast.ImportFrom, package: str) -> str | None:
+    """The absolute dotted module a ``from`` import in ``package`` names (``""`` for ``from .
+    import x`` at the top level), None for a relative import climbing above the top package."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".") if package else []
+    if node.level - 1 > len(parts):
+        return None
+    anchor = ".".join(parts[: len(parts) - (node.level - 1)])
+    return ".".join(p for p in (anchor, node.module or "") if p)
 
 
 def _entry(root: Path, name: str, *, package: bool | None = None) -> dict[str, Any] | None:

@@ -271,12 +271,36 @@ def test_verify_stored_judges_each_snippet_in_its_module(gate: Gate, tree: Path)
         embedding_function=load_embedding("minilm"),
     )
     index.replace_files(split_tree(tree).files)
-    checks = {check.snippet.qualified_name: check for check in verify_stored(index, gate)}
-    scale = checks["scale"]
+    checks = {
+        f"{check.snippet.module}:{check.snippet.qualified_name}": check
+        for check in verify_stored(index, gate)
+    }
+    scale = checks["ctxpkg.tools:scale"]
     assert (scale.snippet.file, scale.snippet.module) == ("ctxpkg/tools.py", "ctxpkg.tools")
     # Its doctests need the sentinel, the helper and the constant of its package.
     assert scale.verdict.status is Status.VERIFIED, scale.verdict.message
-    assert checks["first_true"].verdict.status is Status.VERIFIED
+    assert checks["ctxpkg.tools:first_true"].verdict.status is Status.VERIFIED
+    # The wrappers' doctests are the ones their docstrings were copied from, in another module.
+    for wrapper in ("ctxpkg.curried:scale", "ctxpkg.curried:first"):
+        assert checks[wrapper].snippet.tests, wrapper
+        assert checks[wrapper].verdict.status is Status.VERIFIED, checks[wrapper].verdict.message
+
+
+@pytest.mark.docker
+def test_a_wrapper_judged_by_a_copied_docstring_fails_when_wrong(gate: Gate, tree: Path) -> None:
+    """``scale.__doc__ = ctxpkg.scale.__doc__``: the copied examples test the wrapper's text."""
+    from guardrail.index import split_python_file
+
+    (wrapper,) = [
+        s for s in split_python_file(tree / "ctxpkg" / "curried.py") if s.qualified_name == "scale"
+    ]
+    spec = Spec.build(wrapper.tests, wrapper.entry_point, wrapper.setup)
+    wrong = wrapper.code.replace("ctxpkg.scale(x) if", "ctxpkg.scale(x) + 1 if")
+    assert wrong != wrapper.code
+    metadata = meta(tree, "ctxpkg/curried.py", "scale")
+    right, mutant = gate.verify([wrapper.code, wrong], spec, metadata=[metadata, metadata])
+    assert (right.status, right.reason) == (Status.VERIFIED, Reason.PASSED), right.message
+    assert (mutant.status, mutant.reason) == (Status.FAILED, Reason.TESTS_FAILED), mutant.message
 
 
 @pytest.mark.docker

@@ -378,3 +378,48 @@ def test_a_method_another_method_reads_is_reached_through_it() -> None:
         "__doctest_example__(\"print(URL('http://a').to_text())\", 'http://a')"
     ]
     assert by_name["URL.unrelated"].tests == []  # nothing the examples reach reads it
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_a_docstring_copied_from_another_module_of_the_tree_is_followed(tmp_path: Path) -> None:
+    """``f.__doc__ = pkg.g.__doc__`` as the import system would resolve it, reading the sources:
+    module imports and aliases, relative imports, submodules, star imports (underscore names
+    excepted), a few hops deep; what cannot be told stays no docstring."""
+    doc = '"""{name}.\n\n    >>> {name}(1)\n    1\n    """'
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .core import *\nfrom .loop import *\n",
+            "pkg/core.py": "def merge(x):\n    {}\n    return x\n\n\ndef _private(x):\n"
+            "    {}\n    return x\n".format(doc.format(name="merge"), doc.format(name="_private")),
+            "pkg/loop.py": "from pkg import *\n",  # a star-import cycle: ends, finds nothing
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/wrap.py": (
+                "import pkg\nimport pkg.core as core_alias\nfrom .. import core\n"
+                "from ..core import merge as real_merge\nfrom missing_pkg import gone\n\n"
+                + "".join(f"def {n}(x):\n    return x\n\n\n" for n in "abcdefgh")
+                + "a.__doc__ = pkg.merge.__doc__\n"  # through the package's star import
+                "b.__doc__ = core.merge.__doc__\n"  # a relatively imported submodule
+                "c.__doc__ = real_merge.__doc__\n"  # a name imported under an alias
+                "d.__doc__ = core_alias.merge.__doc__\n"
+                "e.__doc__ = pkg.core.merge.__doc__\n"  # a submodule path
+                "f.__doc__ = pkg._private.__doc__\n"  # a star import skips underscore names
+                "g.__doc__ = gone.__doc__\n"  # outside the tree
+                "h.__doc__ = pkg.nowhere.__doc__\n"  # the cycle
+            ),
+        },
+    )
+    split = split_tree(tmp_path)
+    docs = {s.qualified_name: s.docstring for s in split.snippets if s.module == "pkg.sub.wrap"}
+    assert {name for name, text in docs.items() if text.startswith("merge.")} == set("abcde")
+    assert (docs["f"], docs["g"], docs["h"]) == ("", "", "")
+    wrapped = [s for s in split.snippets if s.module == "pkg.sub.wrap" and s.qualified_name == "a"]
+    assert wrapped[0].tests == []  # the copied examples call merge, not a
+    # The same file on its own (one cache per call) resolves the same way.
+    alone = {s.qualified_name: s.docstring for s in split_python_file(tmp_path / "pkg/sub/wrap.py")}
+    assert alone == docs

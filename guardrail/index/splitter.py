@@ -14,29 +14,29 @@ Doctest examples in a function's or method's docstring become the snippet's test
 an instance (``>>> p = peekable([1, 2])``) and must reach the method (``p.peek()``, see
 `guardrail.reach`), else it gets no tests. A method snippet's entry point is what its examples
 call first (the class, or a module factory); one without tests keeps its own name. A docstring
-the module assigns after the definition (``f.__doc__ = ...``) counts as the function's own
-(`assigned_docstrings`).
+the module assigns after the definition (``f.__doc__ = ...``, a text or another function's
+docstring, of this module or another of the tree) counts as the function's own
+(`guardrail.index.docstring_sources`).
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
-import inspect
 import os
 import re
 from collections.abc import Iterable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict
 
 from guardrail.context import context_metadata
 from guardrail.errors import InputError, SpecError
+from guardrail.index.docstring_sources import ModuleNames, TreeDocstrings
 from guardrail.index.doctests import DoctestTests, doctest_tests
 from guardrail.index.errors import SourceFileError
 from guardrail.index.paths import PathFilter
 from guardrail.index.snippet import Snippet
-from guardrail.sandbox.runner.static import module_statements
 from guardrail.spec import infer_entry_point
 
 __all__ = [
@@ -102,10 +102,16 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def split_python_source(
-    source: str, file: str = "<source>", *, module: str = "", root: str = ""
+    source: str,
+    file: str = "<source>",
+    *,
+    module: str = "",
+    root: str = "",
+    docstrings: TreeDocstrings | None = None,
 ) -> list[Snippet]:
     """Snippets of every function and method in ``source``, in source order; ``file``,
-    ``module`` and ``root`` are stored with each (see `Snippet`).
+    ``module`` and ``root`` are stored with each (see `Snippet`). Docstrings copied from other
+    modules are read from ``root`` (through ``docstrings``, a cache one tree's files share).
 
     Raises:
         SourceFileError: the source does not parse (with the line).
@@ -118,7 +124,10 @@ def split_python_source(
     # other separators, which would shift every later line number.
     lines = _LINE_BREAK.split(source)
     snippets: dict[str, Snippet] = {}
-    assigned = assigned_docstrings(tree)
+    package = module if PurePosixPath(file).name == "__init__.py" else module.rpartition(".")[0]
+    names = ModuleNames.of(tree, module, package)
+    tree_docstrings = docstrings or TreeDocstrings(root or None)
+    assigned = tree_docstrings.assigned_in(names) if names.assigned else {}
     for node, qualified_name, in_class in _functions(tree.body, prefix="", in_class=False):
         docstring = ast.get_docstring(node) or ("" if in_class else assigned.get(node.name, ""))
         snippet = _snippet(
@@ -131,10 +140,13 @@ def split_python_source(
     return list(snippets.values())
 
 
-def split_python_file(path: str | Path) -> list[Snippet]:
+def split_python_file(
+    path: str | Path, *, docstrings: dict[str, TreeDocstrings] | None = None
+) -> list[Snippet]:
     """`split_python_source` of a file; snippets name it by its module context
     (`guardrail.context.context_metadata`: the path relative to the folder above its outermost
     package, the dotted module, that folder), or by its resolved path when it is no module.
+    ``docstrings`` caches the tree's docstrings by root for the files of one tree.
 
     Raises:
         SourceFileError: the file cannot be read, it or its name is not UTF-8, or it does not
@@ -159,9 +171,11 @@ def split_python_file(path: str | Path) -> list[Snippet]:
         where = context_metadata(file)
     except InputError:  # a file name that is no import name (``my-script.py``)
         return split_python_source(source, str(file))
+    root = where["root"]
+    cache = None if docstrings is None else docstrings.setdefault(root, TreeDocstrings(root))
     try:
         return split_python_source(
-            source, where["file"], module=where["module"], root=where["root"]
+            source, where["file"], module=where["module"], root=root, docstrings=cache
         )
     except SourceFileError as exc:  # named by the path the user knows, not the relative one
         raise SourceFileError(str(file), exc.reason, line=exc.line) from None
@@ -188,10 +202,11 @@ def split_tree(
         raise SourceFileError(str(root), "no such file or directory")
     files: dict[str, list[Snippet]] = {}
     skipped: list[SkippedFile] = []
+    docstrings: dict[str, TreeDocstrings] = {}
     excluded: list[Path] = []
     for file in [root] if root.is_file() else _python_files(root, path_filter, excluded):
         try:
-            snippets = split_python_file(file)
+            snippets = split_python_file(file, docstrings=docstrings)
         except SourceFileError as exc:
             skipped.append(SkippedFile(file=exc.file, reason=exc.reason, line=exc.line))
             continue
@@ -269,38 +284,6 @@ def _snippet(
         setup=found.setup if found and found.tests else "",
         extra={"tests_source": "doctest"} if found and found.tests else {},
     )
-
-
-def assigned_docstrings(module: ast.Module) -> dict[str, str]:
-    """Docstrings a module gives its functions after defining them, as ``__doc__`` will be at
-    run time: ``f.__doc__ = \"\"\"...\"\"\"`` (toolz) or ``f.__doc__ = g.__doc__`` with ``g``
-    a function of the same module (more-itertools' ``pairwise``), at module level or in its
-    if/try blocks. A function's own docstring always wins; other values are not guessed."""
-    own: dict[str, str] = {}
-    assigned: dict[str, ast.expr] = {}
-    for node in module_statements(module.body):
-        if isinstance(node, _Function | ast.ClassDef):
-            own.setdefault(node.name, ast.get_docstring(node) or "")
-        elif (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(target := node.targets[0], ast.Attribute)
-            and target.attr == "__doc__"
-            and isinstance(target.value, ast.Name)
-        ):
-            assigned[target.value.id] = node.value
-    texts = {}
-    for name, value in assigned.items():
-        if isinstance(value, ast.Constant) and isinstance(value.value, str):
-            texts[name] = inspect.cleandoc(value.value)
-        elif (
-            isinstance(value, ast.Attribute)
-            and value.attr == "__doc__"
-            and isinstance(value.value, ast.Name)
-            and own.get(value.value.id)
-        ):
-            texts[name] = own[value.value.id]
-    return texts
 
 
 def _entry_point(name: str, method: str | None, found: DoctestTests | None) -> str:
