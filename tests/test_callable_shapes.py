@@ -56,7 +56,7 @@ def same(f):
 
 
 def sees_constant(f, constant):
-    return constant in f.__code__.co_consts or constant in (f.__defaults__ or ())
+    return constant in f.__code__.co_consts
 """
 WRONG = (
     INSPECTING.replace("p.default is p.empty", "p.default is not p.empty")
@@ -74,7 +74,7 @@ TESTS = [
     "assert copy_function(lambda a, b=5: a * b)(2) == 10",
     "k = lambda: 0\nassert same(k) is k and same(len) is len",
     "assert not sees_constant(lambda x=41: x + 9001, 9001)",
-    "assert not sees_constant(lambda x=41: x + 9001, 41)",
+    "assert not sees_constant(lambda x=41: x + 41, 41)",
 ]
 
 
@@ -117,7 +117,9 @@ def test_a_stub_has_the_functions_parameters_and_forwards_calls_as_bound(functio
     calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     description = describe(function)
     assert description is not None
-    stub = signed_stub(description, function.__name__, lambda a, k: calls.append((a, k)))
+    stub = signed_stub(
+        description, function.__name__, lambda a, k: calls.append((a, k)), _refuse_defaults
+    )
     assert stub is not None
     real = inspect.signature(function)
     shown = inspect.signature(stub)
@@ -141,7 +143,7 @@ def test_generators_and_coroutines_keep_the_plain_stub() -> None:
 def test_forwarded_arguments_reach_the_real_function_as_the_caller_gave_them() -> None:
     description = describe(EVERY_KIND)
     assert description is not None
-    stub = signed_stub(description, "g", lambda a, k: EVERY_KIND(*a, **k))
+    stub = signed_stub(description, "g", lambda a, k: EVERY_KIND(*a, **k), _refuse_defaults)
     assert stub is not None
     for args, kwargs in [
         ((1, 2, 3), {"e": 4}),
@@ -149,6 +151,50 @@ def test_forwarded_arguments_reach_the_real_function_as_the_caller_gave_them() -
         ((1, 2), {"c": 9, "e": 1, "f": 2}),
     ]:
         assert stub(*args, **kwargs) == EVERY_KIND(*args, **kwargs)
+    # A stand-in default passed back in its own place is as good as omitted (a wrapper that
+    # forwards its defaults, a function rebuilt from the stub's code and defaults).
+    (d,), (f,) = stub.__defaults__, stub.__kwdefaults__.values()  # type: ignore[union-attr]
+    assert stub(1, 2, 3, d, e=4, f=f) == EVERY_KIND(1, 2, 3, e=4)
+    rebuilt = types.FunctionType(stub.__code__, {}, "g", stub.__defaults__)
+    rebuilt.__kwdefaults__ = stub.__kwdefaults__
+    assert rebuilt(1, 2, 3, e=4) == EVERY_KIND(1, 2, 3, e=4)
+
+
+class _DefaultsRead(Exception):
+    pass
+
+
+def _refuse_defaults() -> None:
+    raise _DefaultsRead
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda g: str(inspect.signature(g)),  # shows the value
+        lambda g: g.__defaults__[1] == 2,
+        lambda g: bool(g.__defaults__[0]),
+        lambda g: hash(g.__defaults__[0]),
+        lambda g: g.__defaults__[0].real,
+        lambda g: [*g.__defaults__[0]],
+        lambda g: g(1, g.__defaults__[0], 3, 4),  # where it would shift the next ones
+        lambda g: g(1, 2, 3, g.__defaults__[0]),  # into *args
+        lambda g: g(1, k=g.__defaults__[0]),  # into **kwargs
+        lambda g: g(1, *g.__defaults__[::-1]),  # each in the other's place
+    ],
+)
+def test_any_other_use_of_a_stand_in_default_is_a_read_of_the_tests_defaults(use: Any) -> None:
+    """The test's default values never cross: using a stand-in for one asks the judge, which
+    refuses (``unserialisable``); it never shows ``<default>`` or compares unequal."""
+    function = eval("lambda a, b=1, c=2, *rest, **k: (a, b, c, rest, k)")
+    description = describe(function)
+    assert description is not None
+    stub = signed_stub(description, "g", lambda a, k: function(*a, **k), _refuse_defaults)
+    assert stub is not None
+    assert stub(1) == (1, 1, 2, (), {})  # omitted: the real function's own defaults
+    assert stub(1, stub.__defaults__[0], 3) == (1, 1, 3, (), {})  # type: ignore[index]
+    with pytest.raises(_DefaultsRead):
+        use(stub)
 
 
 @pytest.mark.docker
@@ -199,3 +245,23 @@ def test_a_bare_object_the_test_passes_is_an_object_to_the_candidate(gate: Gate)
     right, bad = gate.verify([code, wrong], Spec.from_tests(tests))
     assert right.status is Status.VERIFIED, right
     assert [t.outcome for t in bad.tests] == ["FAIL", "pass", "FAIL"], bad
+
+
+@pytest.mark.docker
+def test_a_candidate_using_a_tests_default_is_unserialisable_never_failed(gate: Gate) -> None:
+    """In-process, ``str(inspect.signature(f))`` shows the test's default and ``==`` compares
+    it; the value never crosses, so such a test cannot be judged (red team: the stub showed
+    ``<default>`` and honest code failed). Forwarding a default in its own place still works."""
+    code = (
+        "import inspect\n\n\ndef describe_call(f):\n    return str(inspect.signature(f))\n\n\n"
+        "def forward_defaults(f):\n    return f(*f.__defaults__)\n"
+    )
+    shown = "assert describe_call(lambda a, b=2: 0) == '(a, b=2)'"
+    forwarded = "assert forward_defaults(lambda a=3, b=4: a - b) == -1"
+    swapped = code.replace("f(*f.__defaults__)", "f(*f.__defaults__[::-1])")  # b's in a's place
+    verdict, twin = gate.verify([code, swapped], Spec.from_tests([forwarded]))
+    assert verdict.status is Status.VERIFIED, verdict
+    assert (twin.status, twin.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE), twin
+    (refused,) = gate.verify([code], Spec.from_tests([shown]))
+    assert (refused.status, refused.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
+    assert "__defaults__" in refused.tests[0].detail, refused.tests

@@ -108,7 +108,10 @@ def stub(self: Server, ident: int, ref: dict[str, Any]) -> Any:
     shape = ref.get("signature")
     if type(shape) is dict:
         function = signed_stub(
-            shape, name, lambda args, kwargs: self.callback(ident, "call", args, kwargs)
+            shape,
+            name,
+            lambda args, kwargs: self.callback(ident, "call", args, kwargs),
+            lambda: self.callback(ident, "getattr", ("__defaults__",), {}),
         )
         if function is not None:
             return function

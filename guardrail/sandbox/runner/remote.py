@@ -132,7 +132,7 @@ def _refusal(name: str) -> Callable[..., Any]:
 
 
 # Every operation a handle must not decide, or that has no remote form: refused, not a TypeError.
-_REFUSED = (  # noqa: SIM905 - a table of words reads better than 76 lines of quotes
+REFUSED_OPERATIONS = (  # noqa: SIM905 - a table of words reads better than 76 lines of quotes
     "eq ne lt le gt ge hash bool repr str format bytes int float complex index round trunc floor"
     " ceil neg pos abs invert add sub mul matmul truediv floordiv mod divmod pow lshift rshift and"
     " xor or radd rsub rmul rmatmul rtruediv rfloordiv rmod rdivmod rpow rlshift rrshift rand"
@@ -140,7 +140,7 @@ _REFUSED = (  # noqa: SIM905 - a table of words reads better than 76 lines of qu
     " reversed enter exit aenter aexit await aiter anext fspath dir sizeof copy deepcopy reduce"
     " reduce_ex"
 ).split()
-for _name in _REFUSED:
+for _name in REFUSED_OPERATIONS:
     setattr(RemoteHandle, f"__{_name}__", _refusal(f"__{_name}__"))
 
 
@@ -227,7 +227,7 @@ class RemoteClass(type):
         return _judge_of(cls).operate("getattr", reference_of(cls), "__subclasses__")()
 
 
-for _name in _REFUSED:
+for _name in REFUSED_OPERATIONS:
     if f"__{_name}__" not in vars(RemoteClass):  # bool, order...: never the judge's
         setattr(RemoteClass, f"__{_name}__", _refusal(f"__{_name}__"))
 for _name in ("__repr__", "__str__", "__format__"):

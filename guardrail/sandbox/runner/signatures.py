@@ -7,9 +7,15 @@ reads the test's function. Its code object holds the test's constants, so it nev
 crosses instead (`describe`, in the judge) is its shape: each parameter's name and kind and
 whether it has a default, with its name, qualname, module and docstring. The candidate builds a
 function with exactly those parameters (`signed_stub`), so those questions get the answers they
-get in-process, while its code object, defaults and globals are the stub's own: a default shows
-as ``<default>`` and is never sent (an omitted argument is left to the judge's own default).
-Calling it sends the arguments to the judge as the caller bound them.
+get in-process, while its code object and globals are the stub's own. Calling it sends the
+arguments to the judge as the caller bound them; an omitted one is left to the judge's own default.
+
+A default's value never crosses (it is one of the test's constants). The stub's defaults are
+stand-ins (`_Default`): ``p.default is p.empty`` and passing one back in its own place (a wrapper
+forwarding its defaults) work as in-process; any other use of one (its repr in
+``str(inspect.signature(f))``, ``==``, ``bool``, an attribute, passing it anywhere else) is a read
+of the test's defaults, which the judge makes that test's ``unserialisable``, never a value the
+candidate could be failed on.
 
 A function whose shape this cannot carry (annotations, attributes in its ``__dict__``, a name
 that is not an identifier) keeps the plain callback stub (`stubs.JudgeCallable`).
@@ -23,6 +29,8 @@ import types
 import warnings
 from collections.abc import Callable
 from typing import Any
+
+from .remote import REFUSED_OPERATIONS
 
 __all__ = ["describe", "signed_stub"]
 
@@ -64,31 +72,57 @@ def _usable(name: str) -> bool:
 
 
 class _Default:
-    """What a stub shows for a default it does not know (the judge's function knows it)."""
+    """A stand-in for a default of a test's function: any use is a read of the defaults."""
 
-    __slots__ = ()
+    __slots__ = ("_read",)
 
-    def __repr__(self) -> str:
-        return "<default>"
+    def __init__(self, read: Callable[[], Any]) -> None:
+        object.__setattr__(self, "_read", read)
+
+    def __getattr__(self, name: str) -> Any:
+        return _read_defaults(self)
 
 
-_DEFAULT = _Default()
+def _read_defaults(default: _Default, *_args: Any, **_kwargs: Any) -> Any:
+    object.__getattribute__(default, "_read")()  # the judge refuses it; this never returns
+    raise TypeError("the defaults of a test's function do not cross")
+
+
+for _name in [
+    "call",
+    "setattr",
+    "delattr",
+    "getitem",
+    "setitem",
+    "delitem",
+    "iter",
+    "len",
+    "contains",
+    "next",
+    *REFUSED_OPERATIONS,
+]:
+    setattr(_Default, f"__{_name}__", _read_defaults)
 
 
 def signed_stub(
-    description: dict[str, Any], name: str, call: Callable[[tuple[Any, ...], dict[str, Any]], Any]
+    description: dict[str, Any],
+    name: str,
+    call: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+    read_defaults: Callable[[], Any],
 ) -> types.FunctionType | None:
     """A function with the described parameters whose body is ``call(args, kwargs)``, or None
-    for a description it cannot build (the caller keeps the plain stub)."""
+    for a description it cannot build (the caller keeps the plain stub). ``read_defaults`` asks
+    the judge for the test's defaults, which it refuses: what any use of a stand-in does."""
     try:
         parameters = [(str(n), _KINDS[int(k)], d is True) for n, k, d in description["parameters"]]
-        # Refuses an order, a name or a default Python would refuse.
-        inspect.Signature([_P(n, k, default=_DEFAULT if d else _P.empty) for n, k, d in parameters])
+        # Refuses an order, a name or a default Python would refuse (any value stands in here).
+        inspect.Signature([_P(n, k, default=None if d else _P.empty) for n, k, d in parameters])
     except (KeyError, TypeError, ValueError):
         return None
     if len(parameters) > MAX_PARAMETERS or not all(_usable(n) for n, _, _ in parameters):
         return None
-    function = _compiled(parameters, _forward(call), name)
+    stand_ins = {n: _Default(read_defaults) for n, _, has_default in parameters if has_default}
+    function = _compiled(parameters, _forward(call, stand_ins), name, stand_ins)
     function.__name__ = name
     function.__qualname__ = str(description.get("qualname") or name)
     function.__module__ = description.get("module")  # type: ignore[assignment]
@@ -97,14 +131,17 @@ def signed_stub(
 
 
 def _compiled(
-    parameters: list[tuple[str, Any, bool]], forward: Any, name: str
+    parameters: list[tuple[str, Any, bool]],
+    forward: Any,
+    name: str,
+    stand_ins: dict[str, _Default],
 ) -> types.FunctionType:
     """The function itself. Its one forward is a constant of its code object, not a global nor
     a closure, so code that rebuilds a function from ``f.__code__`` (boltons' copy_function,
     ``FunctionType(f.__code__, {})``) gets one that still works, as it would in-process."""
     with warnings.catch_warnings():  # calling a str constant: replaced before it ever runs
         warnings.simplefilter("ignore", SyntaxWarning)
-        scope: dict[str, Any] = {"_guardrail_missing_": _DEFAULT}
+        scope: dict[str, Any] = {"_guardrail_missing_": stand_ins}
         exec(compile(_source(parameters), "<test callable>", "exec"), scope)
     made: types.FunctionType = scope["_guardrail_stub_"]
     consts = tuple(forward if c == _FORWARD else c for c in made.__code__.co_consts)
@@ -127,7 +164,7 @@ def _source(parameters: list[tuple[str, Any, bool]]) -> str:
     keywords: list[str] = []
     varargs, varkw = "()", "{}"
     for n, (name, kind, has_default) in enumerate(parameters):
-        text = f"{name}=_guardrail_missing_" if has_default else name
+        text = f"{name}=_guardrail_missing_[{name!r}]" if has_default else name
         if kind is _P.POSITIONAL_ONLY:
             only.append(name)
         elif kind is _P.POSITIONAL_OR_KEYWORD:
@@ -144,32 +181,50 @@ def _source(parameters: list[tuple[str, Any, bool]]) -> str:
         following = parameters[n + 1][1] if n + 1 < len(parameters) else None
         if kind is _P.POSITIONAL_ONLY and following is not _P.POSITIONAL_ONLY:
             listed.append("/")
-    pairs = "".join(f"({n!r}, {n}), " for n in named)
-    keyword_pairs = "".join(f"({n!r}, {n}), " for n in keywords)
+
+    def pairs(names: list[str]) -> str:
+        return "(" + "".join(f"({n!r}, {n}), " for n in names) + ")"
+
     return (
         f"def _guardrail_stub_({', '.join(listed)}):\n"
-        f"    return {_FORWARD!r}(({''.join(f'{n}, ' for n in only)}), ({pairs}),"
-        f" {varargs}, ({keyword_pairs}), {varkw})\n\n\n"
+        f"    return {_FORWARD!r}({pairs(only)}, {pairs(named)}, {varargs}, {pairs(keywords)},"
+        f" {varkw})\n\n\n"
     )
 
 
-def _forward(call: Callable[[tuple[Any, ...], dict[str, Any]], Any]) -> Callable[..., Any]:
-    """The stub's body: the arguments as the caller gave them, the omitted ones left out."""
+def _forward(
+    call: Callable[[tuple[Any, ...], dict[str, Any]], Any], stand_ins: dict[str, _Default]
+) -> Callable[..., Any]:
+    """The stub's body: the arguments as the caller gave them, the omitted ones left out. A
+    parameter's own stand-in in its own place is as good as omitted; a stand-in anywhere else
+    (another parameter's, in a place where leaving it out would shift the next positional
+    arguments, in ``*args`` or ``**kwargs``) is a use of it."""
+
+    def omitted(name: str, value: Any) -> bool:
+        return value is stand_ins.get(name)
 
     def forward(
-        only: tuple[Any, ...],
+        only: tuple[tuple[str, Any], ...],
         named: tuple[tuple[str, Any], ...],
         varargs: tuple[Any, ...],
         keywords: tuple[tuple[str, Any], ...],
         varkw: dict[str, Any],
     ) -> Any:
-        args = [value for value in only if value is not _DEFAULT]
+        positional = [*only, *named] if varargs else list(only)
+        given = [not omitted(n, v) for n, v in positional]
+        used = [
+            v for n, v in [*only, *named, *keywords] if type(v) is _Default and not omitted(n, v)
+        ]
+        used += [v for v in (*varargs, *varkw.values()) if type(v) is _Default]
+        if False in given and True in given[given.index(False) :]:  # leaving it out would shift
+            used += [v for n, v in positional if omitted(n, v)]
+        if used:
+            _read_defaults(used[0])
+        args = [v for n, v in positional if not omitted(n, v)] + list(varargs)
         kwargs: dict[str, Any] = {}
-        if varargs:  # every named one was given by position to reach them
-            args += [value for _, value in named] + list(varargs)
-        else:
-            kwargs.update((n, v) for n, v in named if v is not _DEFAULT)
-        kwargs.update((n, v) for n, v in keywords if v is not _DEFAULT)
+        if not varargs:
+            kwargs.update((n, v) for n, v in named if not omitted(n, v))
+        kwargs.update((n, v) for n, v in keywords if not omitted(n, v))
         kwargs.update(varkw)
         return call(tuple(args), kwargs)
 
