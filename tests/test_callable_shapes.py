@@ -153,15 +153,16 @@ def test_forwarded_arguments_reach_the_real_function_as_the_caller_gave_them() -
         assert stub(*args, **kwargs) == EVERY_KIND(*args, **kwargs)
     # A stand-in default passed back in its own place is as good as omitted (a wrapper that
     # forwards its defaults, a function rebuilt from the stub's code and defaults).
-    (d,), (f,) = stub.__defaults__, stub.__kwdefaults__.values()  # type: ignore[union-attr]
+    assert stub.__defaults__ is not None and stub.__kwdefaults__ is not None
+    (d,), (f,) = stub.__defaults__, stub.__kwdefaults__.values()
     assert stub(1, 2, 3, d, e=4, f=f) == EVERY_KIND(1, 2, 3, e=4)
     rebuilt = types.FunctionType(stub.__code__, {}, "g", stub.__defaults__)
     rebuilt.__kwdefaults__ = stub.__kwdefaults__
     assert rebuilt(1, 2, 3, e=4) == EVERY_KIND(1, 2, 3, e=4)
 
 
-class _DefaultsRead(Exception):
-    pass
+class _DefaultsRead(Exception):  # noqa: N818 - what happened, not an error of its own
+    """What the judge's refusal stands for in these in-process checks."""
 
 
 def _refuse_defaults() -> None:
