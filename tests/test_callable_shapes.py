@@ -149,6 +149,7 @@ def test_forwarded_arguments_reach_the_real_function_as_the_caller_gave_them() -
         ((1, 2, 3), {"e": 4}),
         ((1, 2, 3, 4, 5, 6), {"e": 7, "z": 1}),
         ((1, 2), {"c": 9, "e": 1, "f": 2}),
+        ((None, None, None, None, None), {"e": None, "f": None, "z": None}),  # None is a value
     ]:
         assert stub(*args, **kwargs) == EVERY_KIND(*args, **kwargs)
     # A stand-in default passed back in its own place is as good as omitted (a wrapper that

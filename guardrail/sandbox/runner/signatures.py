@@ -201,7 +201,7 @@ def _forward(
     arguments, in ``*args`` or ``**kwargs``) is a use of it."""
 
     def omitted(name: str, value: Any) -> bool:
-        return value is stand_ins.get(name)
+        return name in stand_ins and value is stand_ins[name]
 
     def forward(
         only: tuple[tuple[str, Any], ...],
