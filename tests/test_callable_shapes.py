@@ -145,12 +145,13 @@ def test_forwarded_arguments_reach_the_real_function_as_the_caller_gave_them() -
     assert description is not None
     stub = signed_stub(description, "g", lambda a, k: EVERY_KIND(*a, **k), _refuse_defaults)
     assert stub is not None
-    for args, kwargs in [
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
         ((1, 2, 3), {"e": 4}),
         ((1, 2, 3, 4, 5, 6), {"e": 7, "z": 1}),
         ((1, 2), {"c": 9, "e": 1, "f": 2}),
         ((None, None, None, None, None), {"e": None, "f": None, "z": None}),  # None is a value
-    ]:
+    ]
+    for args, kwargs in calls:
         assert stub(*args, **kwargs) == EVERY_KIND(*args, **kwargs)
     # A stand-in default passed back in its own place is as good as omitted (a wrapper that
     # forwards its defaults, a function rebuilt from the stub's code and defaults).
