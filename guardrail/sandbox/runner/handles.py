@@ -29,7 +29,9 @@ from .exceptions import describe_exception, rebuild_exception
 from .framing import FrameTooLarge, read_frame, write_frame
 from .identity import check_not_kept, check_result, mutable_parts, reference_counts
 from .mirrors import Kept, is_mutable
+from .object_table import ObjectTable
 from .printed import MAX_PRINTED, Tee
+from .references import MAX_HANDLES
 
 # `calls` imports these from here (MAX_PRINTED is `printed`'s, the other two `codec`'s).
 __all__ = ["MAX_PRINTED", "Server", "plain_or_none", "stop_arguments"]
@@ -43,8 +45,9 @@ class Server:
     def __init__(self, channel: int, namespace: dict[str, Any]) -> None:
         self.channel = channel
         self.namespace = namespace
-        self.objects: list[Any] = []  # handle id -> object (kept alive: ids stay unique)
-        self.ids: dict[int, int] = {}  # id(object) -> handle id
+        self.handles = ObjectTable(
+            MAX_HANDLES, "objects crossed as handles"
+        )  # the candidate's objects
         self.stubs: dict[int, Any] = {}  # judge object id -> its stub (`stubs`, `signatures`)
         # id -> (object, the judge's reference to it): the test's functions and builtins the
         # judge sent, which go back as it described them
@@ -181,7 +184,7 @@ class Server:
         except Unserialisable as exc:
             return {"unserialisable": str(exc)}
         before = reference_counts(tracked)
-        handles_before = len(self.objects)
+        handles_before = len(self.handles)
         reply: dict[str, Any] = {}
         try:
             result = target(*args, **kwargs)
@@ -195,7 +198,7 @@ class Server:
             finally:
                 del result
         try:
-            if not (keeps or len(self.objects) > handles_before):
+            if not (keeps or len(self.handles) > handles_before):
                 check_not_kept(tracked, before)
             reply["args"] = [self.out_value(a) for a in args]
             reply["kwargs"] = {k: self.out_value(v) for k, v in kwargs.items()}

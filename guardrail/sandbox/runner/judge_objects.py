@@ -22,6 +22,7 @@ from typing import Any
 
 from .codec import Unserialisable
 from .copies import Copies
+from .object_table import ObjectTable
 from .remote import is_remote, reference_of
 from .signatures import describe
 
@@ -35,8 +36,7 @@ class JudgeObjects:
     """The judge's own objects the candidate holds references to, by id (kept alive)."""
 
     def __init__(self) -> None:
-        self.objects: list[Any] = []
-        self.ids: dict[int, int] = {}
+        self.table = ObjectTable(MAX_JUDGE_OBJECTS, "judge objects crossed")
         self.builtin_names: dict[int, tuple[str, Any]] | None = None  # built when first needed
         self.sent_builtins: dict[str, Any] = {}  # builtins sent by name, by that name
         self.shapes: dict[int, dict[str, Any] | None] = {}  # object id -> its `describe`
@@ -63,12 +63,7 @@ class JudgeObjects:
             raise Unserialisable(
                 f"a value of type {type(value).__qualname__} cannot cross as plain data"
             )
-        known = self.ids.get(id(value))
-        if known is None:
-            if len(self.objects) >= MAX_JUDGE_OBJECTS:
-                raise Unserialisable(f"more than {MAX_JUDGE_OBJECTS} judge objects crossed")
-            known = self.ids[id(value)] = len(self.objects)
-            self.objects.append(value)
+        known = self.table.number(value)
         items = self.copies.items_to_send(known, value) if iterator else None
         name_of = getattr(value, "__name__", "")
         name_of = name_of if type(name_of) is str else ""
@@ -83,9 +78,9 @@ class JudgeObjects:
         return ref if items is None else {**ref, "items": items}
 
     def get(self, ident: Any) -> Any:
-        if type(ident) is not int or not 0 <= ident < len(self.objects):
+        if type(ident) is not int or not 0 <= ident < len(self.table):
             raise ValueError("no such judge object")
-        return self.objects[ident]
+        return self.table.objects[ident]
 
     def builtin(self, name: Any) -> Any:
         """A builtin the candidate names back: only one the judge sent it by that name."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .codec import Unserialisable, decode
+from .codec import decode
 from .signatures import signed_stub
 from .stubs import JudgeCallable, JudgeCopy, JudgeIterator, JudgeObject
 
@@ -58,19 +58,13 @@ def handle(self: Server, value: object) -> dict[str, Any]:
 
 def keep(self: Server, value: object) -> int:
     """The handle id of ``value``, kept alive in the table (the same object, the same id)."""
-    known = self.ids.get(id(value))
-    if known is None:
-        if len(self.objects) >= MAX_HANDLES:
-            raise Unserialisable(f"more than {MAX_HANDLES} objects crossed as handles")
-        known = self.ids[id(value)] = len(self.objects)
-        self.objects.append(value)
-    return known
+    return self.handles.number(value)
 
 
 def resolve(self: Server, ref: dict[str, Any]) -> Any:
     """The object a reference form names (the codec's ``ref`` hook)."""
     if "handle" in ref:
-        return self.objects[int(ref["handle"])]
+        return self.handles.objects[int(ref["handle"])]
     if "global" in ref:
         name = str(ref["global"])
         if name not in self.namespace:
