@@ -6,18 +6,19 @@ This package is sent to each long-lived sandbox container at start-up as one arc
 (wire format), `codec` (plain data), `static` (source checks), `exceptions` (raised on one side,
 rebuilt on the other), `identity` (what copies would hide), `loader` (the candidate's code, alone
 or inside its shipped module), `candidate` (load and serve), `handles` (the candidate's side of the
-channel: the request server), `references` (its handle table, and what the judge's references
-become there), `stubs` (the test's objects as the candidate sees them: callbacks), `printed` (what
-the candidate printed, kept for the judge), `remote` (the judge's proxies of candidate objects, and
-the tests' names), `judge_objects` (the judge's objects the candidate holds), `showing` (the text a
-doctest example shows of a candidate object), `signatures` (a test's function as the candidate sees
-it), `copies` (a test's iterator over plain data, sent as a copy), `mirrors` (the candidate's
-mutable module globals, one copy each in the judge, kept in step), `calls` (the judge's side of the
-channel), `replies` (how the judge reads a reply), `served` (callbacks the judge runs for the
-candidate, and draining its iterators), `judge`, `doctesting` (a doctest example, run in the
-judge), `example_classes` (which of its classes the candidate defines), `checker` (doctest's output
-checker, mirrored), `privilege` (uid and rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`,
-`erase` (unbreakable deletes), `supervisor`, `boot`.
+channel: the request server), `references` (its handles, and what the judge's references become
+there), `object_table` (numbering objects that cross by reference), `stubs` (the test's objects as
+the candidate sees them: callbacks), `printed` (what the candidate printed, kept for the judge),
+`remote` (the judge's proxies of candidate objects, and the tests' names), `judge_objects` (the
+judge's objects the candidate holds), `showing` (the text a doctest example shows of a candidate
+object), `signatures` (a test's function as the candidate sees it), `copies` (a test's iterator
+over plain data, sent as a copy), `mirrors` (the candidate's mutable module globals, one copy each
+in the judge, kept in step), `calls` (the judge's side of the channel), `replies` (how the judge
+reads a reply), `served` (callbacks the judge runs for the candidate, and draining its iterators),
+`judge`, `doctesting` (a doctest example, run in the judge), `example_classes` (which of its
+classes the candidate defines), `checker` (doctest's output checker, mirrored), `privilege` (uid
+and rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase` (unbreakable deletes),
+`supervisor`, `boot`.
 
 What it defends against (the candidate is hostile; the tests and this package are trusted):
 
