@@ -26,15 +26,17 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import re
 import sys
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from guardrail.errors import GuardrailError, InputError
+from guardrail.roots import register_context_root, trusted_root
 from guardrail.substitution import SubstitutionError, substitute
 
 __all__ = [
@@ -80,7 +82,8 @@ class CodeContext:
 def context_metadata(path: str | Path, root: str | Path | None = None) -> dict[str, str]:
     """The context keys (``root``, ``file``, ``module``) of a Python file, for documents of any
     retriever. ``root`` defaults to the folder above the file's outermost package (the first
-    folder up without an ``__init__.py``), which is what ``sys.path`` would hold.
+    folder up without an ``__init__.py``), which is what ``sys.path`` would hold. The root
+    becomes a context root of this process (`guardrail.roots`): the caller vouched for it.
 
     Raises:
         InputError: not a ``.py`` file, outside ``root``, or a path that is no import name.
@@ -89,41 +92,50 @@ def context_metadata(path: str | Path, root: str | Path | None = None) -> dict[s
     if file.suffix != ".py":
         raise InputError(f"{file}: not a Python source file (.py)")
     if root is None:
-        top = file.parent
-        while (top / "__init__.py").is_file() and top.parent != top:
-            top = top.parent
+        top, relative, module = _outermost_package(file)
     else:
         top = Path(root).resolve()
-    try:
-        relative = file.relative_to(top)
-    except ValueError:
-        raise InputError(f"{file} is not under the context root {top}") from None
-    return {"root": str(top), "file": relative.as_posix(), "module": _module_name(relative)}
+        try:
+            relative = file.relative_to(top).as_posix()
+        except ValueError:
+            raise InputError(f"{file} is not under the context root {top}") from None
+        module = _module_name(PurePosixPath(relative))
+    register_context_root(top)
+    return {"root": str(top), "file": relative, "module": module}
 
 
 def context_from_metadata(
-    metadata: Mapping[str, Any], context_root: str | Path | None = None
+    metadata: Mapping[str, Any],
+    context_root: str | Path | None = None,
+    context_roots: Iterable[str | Path] = (),
 ) -> CodeContext | None:
     """The candidate's context from its metadata; ``None`` when it carries none (no ``file``,
     one not ending in ``.py``, or a relative one with neither ``root`` nor ``module`` nor a
     ``context_root``: a label, as hand-made snippets have): such a candidate runs on its own.
     ``context_root`` (when given) is where relative ``file`` names live, in place of the stored
-    ``root`` (an index built on another machine).
+    ``root`` (an index built on another machine). A stored ``root`` (or the root of an absolute
+    ``file``) is used only when it lies in a context root (`guardrail.roots`: registered ones,
+    ``$GUARDRAIL_CONTEXT_ROOTS``, ``context_roots``): metadata never decides on its own which
+    host folder is read.
 
     Raises:
-        MissingContextError: a ``file`` is given but its context cannot be worked out.
+        MissingContextError: a ``file`` is given but its context cannot be worked out, or it
+            names a folder outside every context root, or climbs out of its root (``..``).
     """
     file = metadata.get("file")
     if not isinstance(file, str) or not file.endswith(".py"):
         return None  # no file, or one that is no Python module (a retriever's own "file" key)
     qualified = str(metadata.get("qualified_name") or "")
     lines = {key: _int(metadata.get(key)) for key in ("start_line", "end_line")}
+    if "\0" in file:
+        raise MissingContextError("no module context: the file name holds a NUL byte")
     if Path(file).is_absolute():  # a collection written before contexts: the path says it all
         try:
-            found = context_metadata(file)
+            found = _outermost_package(Path(os.path.abspath(file)))
         except InputError as exc:
             raise MissingContextError(f"no module context: {exc}") from None
-        return CodeContext(Path(found["root"]), found["file"], found["module"], qualified, **lines)
+        root_path = _trusted(found[0], context_roots, "file", file)
+        return CodeContext(root_path, found[1], found[2], qualified, **lines)
     stored_root = metadata.get("root")
     root = context_root if context_root is not None else stored_root
     module = metadata.get("module")
@@ -134,11 +146,37 @@ def context_from_metadata(
             f"no module context: {file!r} is relative and no root is known"
             " (pass Gate(context_root=...) or store 'root' in the metadata)"
         )
+    if ".." in PurePosixPath(file).parts or "\0" in str(root):
+        raise MissingContextError(f"no module context: {file!r} climbs out of its root")
+    if context_root is None:  # the caller's own root is trusted; a stored one must be vouched for
+        root = _trusted(root, context_roots, "root", root)
     try:
         name = module if isinstance(module, str) and module else _module_name(PurePosixPath(file))
     except InputError as exc:
         raise MissingContextError(f"no module context: {exc}") from None
     return CodeContext(Path(root), PurePosixPath(file).as_posix(), name, qualified, **lines)
+
+
+def _outermost_package(file: Path) -> tuple[Path, str, str]:
+    """(root, file relative to it, module) of an absolute ``.py`` path, without reading it."""
+    top = file.parent
+    while (top / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    relative = file.relative_to(top)
+    return top, relative.as_posix(), _module_name(relative)
+
+
+def _trusted(
+    root: str | Path, context_roots: Iterable[str | Path], key: str, shown: object
+) -> Path:
+    found = trusted_root(root, context_roots)
+    if found is None:
+        raise MissingContextError(
+            f"no module context: the metadata's {key} {str(shown)[:200]!r} is not under any"
+            " context root, so nothing is read from it (index the folder, or pass"
+            " Gate(context_roots=[...]) or $GUARDRAIL_CONTEXT_ROOTS)"
+        )
+    return found
 
 
 def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:

@@ -134,6 +134,9 @@ class Gate:
         policy: the default policy of `gate`.
         context_root: where candidates' relative ``file`` metadata lives (default: each
             candidate's own ``root``); see `guardrail.context`.
+        context_roots: host folders a candidate's stored ``root`` may name, besides those this
+            process indexed or computed metadata for and ``$GUARDRAIL_CONTEXT_ROOTS``
+            (`guardrail.roots`); a root outside all of them is never read (``missing_context``).
         ask: whether `gate` asks a question when two or more candidates are verified (it runs
             them on up to ``probe_limit`` generated inputs: one more sandbox job per verified
             candidate). It never changes what is kept, nor its order.
@@ -147,6 +150,7 @@ class Gate:
         cache: VerdictCache | bool = True,
         policy: Policy | str = Policy.RERANK,
         context_root: str | Path | None = None,
+        context_roots: Sequence[str | Path] = (),
         ask: bool = True,
         probe_limit: int = DEFAULT_PROBE_LIMIT,
     ) -> None:
@@ -161,6 +165,7 @@ class Gate:
         )
         self.policy = Policy(policy)
         self.context_root = context_root
+        self.context_roots = tuple(context_roots)
         self.ask = ask
         self.probe_limit = probe_limit
 
@@ -190,7 +195,9 @@ class Gate:
                 verdicts[index] = early
                 continue
             assert one_spec is not None  # _judge_without_running answered every None spec
-            prepared = prepare_job(code, one_spec, metadatas[index], self.context_root)
+            prepared = prepare_job(
+                code, one_spec, metadatas[index], self.context_root, self.context_roots
+            )
             if isinstance(prepared, Verdict):
                 verdicts[index] = prepared
                 continue

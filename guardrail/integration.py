@@ -8,8 +8,12 @@ Both integrations therefore choose specs by the same rules and write the same ve
 and show the same metadata: `public_metadata` leaves host paths out unless asked.
 
 When the gate asks (verified candidates disagree, `guardrail.questions`), every object handed
-over for that query carries the question under `QUESTION_KEY` (`question_metadata`); metadata
-of that name that came with a retrieved object is always dropped, so an index cannot plant one.
+over for that query carries the question under `QUESTION_KEY` (`question_metadata`).
+
+Every key that starts with `GATE_KEY_PREFIX` (in any case: ``guardrail``, ``guardrail_verdict``,
+``GuardRail_question``...) belongs to the gate: one that came with a retrieved object (a planted
+corpus entry, a node gated twice) is always dropped (`public_metadata`), so what an LLM or a user
+reads about a verdict comes from the gate's own verdict of this call only.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from guardrail.spec import Spec, spec_size_problem
 from guardrail.verdict import Verdict
 
 __all__ = [
+    "GATE_KEY_PREFIX",
     "JUDGED_AGAINST",
     "METADATA_KEY",
     "PATH_KEYS",
@@ -37,6 +42,7 @@ __all__ = [
     "GatePlan",
     "Tests",
     "check_tests",
+    "gate_owned",
     "plan_gate",
     "public_metadata",
     "question_from_metadata",
@@ -50,6 +56,9 @@ METADATA_KEY = "guardrail"
 
 QUESTION_KEY = "guardrail_question"
 """The metadata key of the gate's question (`question_metadata`), on every object of a query."""
+
+GATE_KEY_PREFIX = "guardrail"
+"""Metadata keys starting with this, compared case-insensitively, are the gate's own."""
 
 Tests: TypeAlias = Sequence[str] | Spec
 """Test statements (``["assert add(1, 2) == 3", ...]``) or a ready `Spec` (with setup)."""
@@ -143,16 +152,22 @@ def public_metadata(metadata: Mapping[str, Any], *, include_paths: bool = False)
     ``root`` (where the package lives on the host) is left out, and an absolute ``file`` becomes
     relative to ``root`` (its bare name when it is not under ``root``): the gate reads both from
     the retrieved item, the caller and the LLM need neither. ``include_paths=True`` keeps them.
-    A `QUESTION_KEY` that came with the item is always dropped: only the gate sets one.
+    Keys the gate owns (`gate_owned`) that came with the item are always dropped: only the
+    gate sets them, for this call.
     """
+    own = {key: value for key, value in metadata.items() if not gate_owned(key)}
     if include_paths:
-        return {key: value for key, value in metadata.items() if key != QUESTION_KEY}
-    hidden = (*PATH_KEYS, QUESTION_KEY)
-    shown = {key: value for key, value in metadata.items() if key not in hidden}
+        return own
+    shown = {key: value for key, value in own.items() if key not in PATH_KEYS}
     file = metadata.get("file")
     if isinstance(file, str) and PurePath(file).is_absolute():
         shown["file"] = _relative(PurePath(file), metadata.get("root"))
     return shown
+
+
+def gate_owned(key: object) -> bool:
+    """Whether a metadata key is the gate's (it starts with `GATE_KEY_PREFIX`, in any case)."""
+    return isinstance(key, str) and key.strip().casefold().startswith(GATE_KEY_PREFIX)
 
 
 def _relative(file: PurePath, root: object) -> str:

@@ -5,7 +5,7 @@ cannot be bound safely (``missing_entry_point``). Used by the `Gate` only."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,13 +40,15 @@ def prepare_job(
     spec: Spec,
     metadata: Mapping[str, Any] | None,
     context_root: str | Path | None = None,
+    context_roots: Iterable[str | Path] = (),
 ) -> PreparedJob | Verdict:
     """The job for ``code``, with its module context from ``metadata`` (see
-    `guardrail.context`) and the host's binding plan (`guardrail.binding`); or the verdict."""
+    `guardrail.context`; a stored root is read only inside a context root, `guardrail.roots`)
+    and the host's binding plan (`guardrail.binding`); or the verdict."""
     payload: dict[str, Any] | None = None
     qualified_name = ""
     try:
-        context = context_from_metadata(metadata or {}, context_root)
+        context = context_from_metadata(metadata or {}, context_root, context_roots)
         if capped_size(code, MAX_PARSE_BYTES) > MAX_PARSE_BYTES:
             return _unparsed_job(code, spec, has_context=context is not None)
         if context is not None:

@@ -20,13 +20,25 @@ from guardrail.safetext import one_line
 from guardrail.sources import SpecSource
 from guardrail.verdict import Reason
 
-__all__ = ["describe", "is_verified", "lacks_context", "missing_package", "where_it_lives"]
+__all__ = [
+    "describe",
+    "is_dotted",
+    "is_verified",
+    "lacks_context",
+    "missing_package",
+    "where_it_lives",
+]
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\Z")
 # ModuleNotFoundError's own words, or a judge's message quoting the module (as the sandbox's hint).
 _NO_MODULE = re.compile(r"(?:No module named|module) '([A-Za-z_]\w*)")
 _LACKING = frozenset({Reason.MISSING_CONTEXT.value, Reason.MISSING_DEPENDENCY.value})
 _MESSAGE_LIMIT = 300
+
+
+def is_dotted(value: object) -> bool:
+    """Whether ``value`` is a dotted Python name (``pkg.mod``, ``peekable.peek``)."""
+    return isinstance(value, str) and _DOTTED.match(value) is not None
 
 
 def is_verified(verdict: Mapping[str, Any]) -> bool:
@@ -48,8 +60,7 @@ def where_it_lives(metadata: Mapping[str, Any]) -> str | None:
     """
     module = metadata.get("module")
     name = metadata.get("qualified_name") or metadata.get("entry_point")
-    dotted = isinstance(module, str) and isinstance(name, str) and _DOTTED.match(module)
-    if dotted and isinstance(name, str) and _DOTTED.match(name):
+    if is_dotted(module) and isinstance(name, str) and is_dotted(name):
         head = name.split(".", 1)[0]
         through = f", then {name}" if head != name else ""
         return f"from {module} import {head}{through}"

@@ -196,9 +196,15 @@ def test_correct_in_context_verified_mutant_failed_alone_missing_context(
 
 
 @pytest.mark.docker
-def test_an_old_collections_absolute_file_still_gives_the_context(gate: Gate, tree: Path) -> None:
+def test_an_old_collections_absolute_file_gives_the_context_inside_a_context_root(
+    gate: Gate, tree: Path
+) -> None:
     old = {"file": str((tree / "ctxpkg" / "tools.py").resolve()), "qualified_name": "scale"}
-    (verdict,) = gate.verify([SCALE], SCALE_TESTS, metadata=[old])
+    (unknown,) = gate.verify([SCALE], SCALE_TESTS, metadata=[old])
+    assert (unknown.status, unknown.reason) == (Status.UNVERIFIABLE, Reason.MISSING_CONTEXT)
+    assert "not under any context root" in unknown.message
+    trusting = Gate(gate.sandbox, cache=False, context_roots=[tree])
+    (verdict,) = trusting.verify([SCALE], SCALE_TESTS, metadata=[old])
     assert verdict.status is Status.VERIFIED, verdict.message
 
 

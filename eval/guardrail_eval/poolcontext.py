@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from guardrail.roots import register_context_root
+
 if TYPE_CHECKING:
     from guardrail_eval.pool import CorpusEntry, Pool
 
@@ -60,11 +62,12 @@ class CorpusContext(BaseModel):
 
 
 def context_root(pool: Pool) -> Path | None:
-    """``<pool dir>/context`` for a pool loaded from files (``data/``'s sibling), else None."""
+    """``<pool dir>/context`` for a pool loaded from files (``data/``'s sibling), else None; a
+    context root of this process (`guardrail.roots`): the pool was chosen by its user."""
     if pool.source is None:
         return None
     folder = pool.source.parent if pool.source.name == "data" else pool.source
-    return folder / CONTEXT_DIR
+    return register_context_root(folder / CONTEXT_DIR)
 
 
 def candidate_metadata(pool: Pool, entry: CorpusEntry) -> dict[str, Any]:

@@ -20,6 +20,7 @@ typo in ``--path`` or ``--collection`` does not leave an empty index behind.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -48,6 +49,7 @@ from guardrail.index.errors import (
     IndexNotFoundError,
 )
 from guardrail.index.snippet import Snippet, decode_metadata, stored_location
+from guardrail.roots import register_context_root
 
 __all__ = ["AddReport", "CodeIndex", "ProgressHook", "default_index_path"]
 
@@ -60,6 +62,7 @@ DEFAULT_PAGE_SIZE = 500
 _CHROMA_DATABASE = "chroma.sqlite3"  # the file a PersistentClient directory always holds
 # Chroma's rule for collection names, checked before a client (or a directory) is made.
 _COLLECTION_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]")
+_ROOTS_KEY = "guardrail_roots"  # collection metadata: the indexed roots, as JSON
 _LOOKUP_CHUNK = 500  # ids or file names per `get` call; keeps request bodies and SQL small
 
 _T = TypeVar("_T")
@@ -168,6 +171,8 @@ class CodeIndex:
         # The raw JSON: `.configuration` rebuilds the persisted embedding function with Chroma's
         # own class, which imports sentence-transformers and loads the model (8 s, measured).
         self._to_similarity = _similarity_for(self._collection.configuration_json)
+        for root in self.roots():
+            register_context_root(root)
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -183,6 +188,7 @@ class CodeIndex:
         with self._errors("read existing snippets"):
             stored = self._stored_hashes(list(records))
         fresh = [s for key, s in records.items() if stored.get(key) != s.content_sha256]
+        self._record_roots({s.root for s in records.values() if s.root})
         with self._errors("add snippets"):
             for done, batch in _batches(fresh, self._batch_size):
                 self._collection.upsert(
@@ -234,7 +240,29 @@ class CodeIndex:
         """`replace_files` for one file; an empty ``snippets`` removes the file from the index."""
         return self.replace_files({str(file): snippets}, on_progress=on_progress)
 
+    def _record_roots(self, roots: set[str]) -> None:
+        """Trust ``roots`` as context roots (`guardrail.roots`), here and in every process that
+        opens this collection: they are kept in the collection's own metadata, which documents
+        (and so a planted entry) cannot write."""
+        known = set(self.roots())
+        for root in roots:
+            known.add(str(register_context_root(root)))
+        if known != set(self.roots()):
+            metadata = dict(self._collection.metadata or {})
+            metadata[_ROOTS_KEY] = json.dumps(sorted(known))
+            with self._errors("record the indexed roots"):
+                self._collection.modify(metadata=metadata)
+
     # -- reading -----------------------------------------------------------------------------
+
+    def roots(self) -> list[str]:
+        """The folders indexed into this collection (`Snippet.root` of what was added)."""
+        stored = (self._collection.metadata or {}).get(_ROOTS_KEY)
+        try:
+            roots = json.loads(stored) if isinstance(stored, str) else []
+        except json.JSONDecodeError:
+            return []
+        return [root for root in roots if isinstance(root, str)] if isinstance(roots, list) else []
 
     def search(
         self, query: str, k: int = 10, *, where: Mapping[str, Any] | None = None

@@ -8,10 +8,13 @@ carrying their verdict under ``metadata["guardrail"]`` (and the gate's question,
 under ``metadata["guardrail_question"]``).
 
 What an LLM reads of a gated node (``get_content(MetadataMode.LLM)``, as response synthesis
-does) is its code under a few lines of metadata: ``guardrail_verdict`` (status and what it was
-judged against, `guardrail.verdict_text.describe`), its name, module, file and lines. The verdict
-dict, hashes, stored tests, setup and the docstring (already in the code) are left out through
-``excluded_llm_metadata_keys``; the verdict stays out of what is embedded.
+does) is its code under a few lines of metadata, always these and in this order (`LLM_KEYS`):
+``guardrail_verdict`` (status and what it was judged against, `guardrail.verdict_text.describe`),
+its name, module, file and lines, each one cleaned, capped line. Every other key stays in the
+metadata for programs but out of the LLM's view (``excluded_llm_metadata_keys``), and the node's
+templates are the node class's own: a retrieved node can neither plant a verdict line of its own
+(keys the gate owns are dropped, `guardrail.integration.gate_owned`), nor hide the gate's, nor
+reword what the LLM reads around it. The verdict stays out of what is embedded.
 """
 
 from __future__ import annotations
@@ -25,22 +28,22 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from guardrail.gate import Candidate, Gate, GateResult, Policy
 from guardrail.integration import (
     METADATA_KEY,
-    PATH_KEYS,
-    QUESTION_KEY,
     GatePlan,
     Tests,
     check_tests,
+    gate_owned,
     plan_gate,
     public_metadata,
     question_metadata,
     verdict_from_metadata,
 )
+from guardrail.safetext import one_line
 from guardrail.spec import Spec
 from guardrail.verdict import Verdict
-from guardrail.verdict_text import describe
+from guardrail.verdict_text import describe, is_dotted
 
 __all__ = [
-    "LLM_NOISE_KEYS",
+    "LLM_KEYS",
     "VERDICT_TEXT_KEY",
     "GateSettings",
     "TestProvider",
@@ -52,21 +55,15 @@ __all__ = [
 VERDICT_TEXT_KEY = "guardrail_verdict"
 """Metadata key of the one-line verdict an LLM reads above each node's code."""
 
-LLM_NOISE_KEYS = (
-    METADATA_KEY,
-    QUESTION_KEY,
-    "content_sha256",
-    "tests",
-    "tests_source",
-    "setup",
-    "docstring",
-    "signature",
-    "entry_point",
-    *PATH_KEYS,
-)
-"""Metadata an LLM gains nothing from: the verdict dict (its line is `VERDICT_TEXT_KEY`), the
-question's dict (`GuardedRetriever.last_question` renders it), the index's hashes and stored
-tests, and what the code itself shows (docstring, signature, name)."""
+LLM_KEYS = (VERDICT_TEXT_KEY, "qualified_name", "module", "file", "start_line", "end_line")
+"""The metadata an LLM reads above a gated node's code, in this order; nothing else is shown:
+the verdict dict (its line is `VERDICT_TEXT_KEY`), the question's dict
+(`GuardedRetriever.last_question` renders it), the index's hashes and stored tests, and what the
+code itself shows (docstring, signature) only add noise, and a retrieved node's own keys could
+say anything."""
+
+_TEMPLATES = ("text_template", "metadata_template", "metadata_separator")
+_FILE_LIMIT = 300
 
 TestProvider: TypeAlias = Callable[[str, BaseNode], Sequence[str] | Spec | None]
 """``(query, node) -> tests``: tests for one retrieved node, or ``None`` to fall back to the
@@ -191,25 +188,35 @@ def _with_verdict(
     # for programs reading the metadata; the LLM reads its line, and neither is embedded.
     inner = node.node
     shown = public_metadata(inner.metadata, include_paths=include_paths)
-    # The verdict's line first: LlamaIndex writes metadata in its order above the code.
-    metadata = {
-        VERDICT_TEXT_KEY: describe(verdict, shown),
-        **shown,
-        METADATA_KEY: verdict,
-        **question,
-    }
-    noise = [key for key in LLM_NOISE_KEYS if key in metadata]
+    # LlamaIndex writes metadata in its order above the code: the verdict's line first, then
+    # the few keys an LLM reads, each one clean line; the rest for programs only.
+    read = {VERDICT_TEXT_KEY: describe(verdict, shown)}
+    read.update((key, shown[key]) for key in LLM_KEYS[1:] if _readable(key, shown.get(key)))
+    rest = {key: value for key, value in shown.items() if key not in read}
+    metadata = {**read, **rest, METADATA_KEY: verdict, **question}
+    fields = type(inner).model_fields
+    templates = {name: fields[name].default for name in _TEMPLATES if name in fields}
     copy = inner.model_copy(
         update={
             "metadata": metadata,
-            "excluded_embed_metadata_keys": _plus(
-                inner.excluded_embed_metadata_keys, [METADATA_KEY, VERDICT_TEXT_KEY, QUESTION_KEY]
-            ),
-            "excluded_llm_metadata_keys": _plus(inner.excluded_llm_metadata_keys, noise),
+            "excluded_embed_metadata_keys": [
+                *(k for k in inner.excluded_embed_metadata_keys if not gate_owned(k)),
+                METADATA_KEY,
+                VERDICT_TEXT_KEY,
+                *question,
+            ],
+            "excluded_llm_metadata_keys": [key for key in metadata if key not in read],
+            **templates,
         }
     )
     return NodeWithScore(node=copy, score=score)
 
 
-def _plus(keys: list[str], more: list[str]) -> list[str]:
-    return [*keys, *(key for key in more if key not in keys)]
+def _readable(key: str, value: object) -> bool:
+    """Whether the LLM may read ``value`` under ``key``: names are dotted names, lines are
+    numbers, the file is one clean line; anything else stays for programs only."""
+    if key in ("qualified_name", "module"):
+        return is_dotted(value)
+    if key in ("start_line", "end_line"):
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, str) and value == one_line(value, _FILE_LIMIT)
