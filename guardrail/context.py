@@ -134,7 +134,8 @@ def context_from_metadata(
             found = _outermost_package(Path(os.path.abspath(file)))
         except InputError as exc:
             raise MissingContextError(f"no module context: {exc}") from None
-        root_path = _trusted(found[0], context_roots, "file", file)
+        own = [context_root] if context_root is not None else []
+        root_path = _trusted(found[0], [*context_roots, *own], "file", file)
         return CodeContext(root_path, found[1], found[2], qualified, **lines)
     stored_root = metadata.get("root")
     root = context_root if context_root is not None else stored_root

@@ -61,6 +61,7 @@ def test_a_stored_root_outside_every_context_root_is_refused(tmp_path: Path) -> 
     assert context_from_metadata(planted, context_roots=[root]) is not None
     assert context_from_metadata(planted, context_roots=[tmp_path]) is not None
     assert context_from_metadata(absolute, context_roots=[root]) is not None
+    assert context_from_metadata(absolute, context_root=root) is not None
 
 
 @pytest.mark.usefixtures("untrusted")
