@@ -1,0 +1,288 @@
+"""A dependency's startup hook never runs in the runner: not in PID 1, the zygote or the judge.
+
+The image's packages are a dependency's code. A startup hook among them runs in every
+interpreter that imports ``site``: a ``.pth`` file's ``import`` line, ``usercustomize``, and on
+Debian ``apport_python_hook``, which the stdlib's own ``sitecustomize`` imports from wherever it
+is found. The runner's interpreters start with ``-I -S`` and the standard library's path alone
+(``runner.boot``); only a candidate adds the packages, after the drop (``runner.zygote``). The
+hooks (tests/snippets/startup_hooks/) forge verdicts and say where they ran; the tainted image
+holds them where a build of ours never puts them (``sandbox build`` refuses them), as a user's
+own ``--image`` may.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import tarfile
+from collections.abc import Iterator
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+
+import pytest
+from hand_wheels import hand_wheel
+from typer.testing import CliRunner
+
+from guardrail.cli.app import app
+from guardrail.errors import DependencyError
+from guardrail.sandbox import wheels
+from guardrail.sandbox.base import Job
+from guardrail.sandbox.docker import DockerSandbox
+from guardrail.sandbox.doctor import NO_FOREIGN_CODE, PROPERTIES, check_sandbox
+from guardrail.sandbox.extend import extend_image
+from guardrail.sandbox.runner import boot
+from guardrail.sandbox.runner.boot import foreign_code
+from guardrail.sandbox.shipping import LOADER, RUNNER_ARCHIVE
+from guardrail.sandbox.wheels import Target, install, startup_hooks
+from guardrail.spec import Spec
+from guardrail.verdict import Status
+
+HOOKS = Path(__file__).parent / "snippets" / "startup_hooks"
+TINYDEP = {"tinydep/__init__.py": "def double(x):\n    return 2 * x\n"}
+QUAD = Spec.build(("assert quad(2) == 8", "assert quad(-1) == -4", "assert quad(3) == 12"), "quad")
+RIGHT = "from tinydep import double\n\n\ndef quad(x):\n    return double(double(x))\n"
+WRONG = "def quad(x):\n    return x + 1\n"
+# Where each hook ran: the candidate reports its own process; the judge's test asks the judge.
+WHERE = """
+import builtins
+import os
+
+
+def seen():
+    markers = sorted(name for name in os.listdir("/tmp") if name.startswith("hook-ran-"))
+    hooks = [getattr(builtins, name, None) for name in ("hook_ran_pth", "hook_ran_apport")]
+    return [os.getuid(), *hooks, markers]
+"""
+WHERE_SPEC = Spec.build(
+    (
+        "uid, pth, apport, markers = seen()\nassert (pth, apport, markers) == (uid, None, [])",
+        "import builtins\nassert not {'hook_ran_pth', 'hook_ran_apport'} & set(vars(builtins))",
+    ),
+    "seen",
+)
+SITE = "/usr/local/lib/python3.11/dist-packages"  # the guardrail image's site directory
+# A judge made impure on purpose (its setup is trusted: it runs there): the doctor's statement
+# must see the package it imported.
+TAINTING = Spec.build(
+    (PROPERTIES[NO_FOREIGN_CODE],),
+    "quad",
+    setup=f"import sys\nsys.path.append({SITE!r})\nimport tinydep",
+)
+STDLIB = ["/py/lib/python311.zip", "/py/lib/python3.11", "/py/lib/python3.11/lib-dynload"]
+HOST = Target("cpython", (3, 11, 0), "", "x86_64", "linux-x86_64", "glibc 2.36", "/site")
+
+
+def _module(name: str, file: str | None = None, path: list[str] | None = None) -> ModuleType:
+    module = ModuleType(name)
+    module.__spec__ = ModuleSpec(name, None, origin=file or "built-in")
+    module.__spec__.has_location = file is not None
+    if path is not None:
+        module.__path__ = path
+    return module
+
+
+CLEAN = {
+    "__main__": ModuleType("__main__"),  # ``-c``: no spec, no file
+    "sys": _module("sys"),
+    "os": _module("os", "/py/lib/python3.11/os.py"),
+    "_json": _module("_json", "/py/lib/python3.11/lib-dynload/_json.cpython-311.so"),
+    "encodings": _module("encodings", "/py/lib/python3.11/encodings/__init__.py", []),
+    "guardrail_runner.judge": _module("guardrail_runner.judge"),  # served from memory
+}
+FLAGS = SimpleNamespace(no_site=1, isolated=1)
+
+
+def test_foreign_code_names_every_way_out_of_the_standard_library() -> None:
+    assert foreign_code(CLEAN, FLAGS, STDLIB, STDLIB) == []
+    site = "/usr/local/lib/python3.11/dist-packages"
+    tainted = {
+        **CLEAN,
+        "tinydep": _module("tinydep", f"{site}/tinydep/__init__.py"),
+        "nspkg": _module("nspkg", None, [f"{site}/nspkg"]),  # a namespace package: no file
+        "beside": _module("beside", "/py/lib/python3.11-extra/beside.py"),  # a prefix only
+        "sitecustomize": _module("sitecustomize", "/py/lib/python3.11/sitecustomize.py"),
+        "apport_python_hook": _module("apport_python_hook", f"{site}/apport_python_hook.py"),
+    }
+    found = foreign_code(tainted, SimpleNamespace(no_site=0, isolated=1), [*STDLIB, site], STDLIB)
+    assert found == [
+        "interpreter started without -S (sys.flags.no_site unset)",
+        f"sys.path entry {site!r}",
+        "startup hook 'apport_python_hook' loaded",
+        "module 'beside' from '/py/lib/python3.11-extra/beside.py'",
+        f"module 'nspkg' from '{site}/nspkg'",
+        "startup hook 'sitecustomize' loaded",  # Debian's own is in the stdlib's folder
+        f"module 'tinydep' from '{site}/tinydep/__init__.py'",
+    ]
+
+
+def _foreign_in(*flags: str) -> list[str]:
+    """`foreign_code` in a fresh interpreter of the host started with ``flags``, its path set
+    as the runner sets it (boot's source is run from a string: loading it would be foreign)."""
+    script = (
+        "import sys\ng = {'__name__': 'boot'}\nexec(sys.stdin.read(), g)\n"
+        "sys.path[:] = g['stdlib_paths']()\nprint(repr(g['foreign_code']()))\n"
+    )
+    source = Path(boot.__file__).read_text()
+    done = subprocess.run(
+        [sys.executable, *flags, "-c", script],
+        input=source,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    found: list[str] = eval(done.stdout)
+    return found
+
+
+def test_foreign_code_in_real_interpreters() -> None:
+    assert _foreign_in("-I", "-S") == []
+    with_site = _foreign_in("-I")
+    assert "interpreter started without -S (sys.flags.no_site unset)" in with_site
+    assert "startup hook 'site' loaded" in with_site
+
+
+def test_the_runner_refuses_to_start_in_an_interpreter_that_ran_site() -> None:
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", LOADER],
+        input=b"%010d" % len(RUNNER_ARCHIVE) + RUNNER_ARCHIVE,
+        capture_output=True,
+        check=False,
+    )
+    said = done.stderr.decode()
+    assert done.returncode == 1, said
+    assert "guardrail runner: code from outside the standard library" in said
+    assert "startup hook 'site' loaded" in said
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        "sitecustomize.py",
+        "sitecustomize.pyc",
+        "sitecustomize.cpython-311-x86_64-linux-gnu.so",
+        "sitecustomize.abi3.so",
+        "./sitecustomize.py",
+        "usercustomize/__init__.py",
+        "apport_python_hook.py",
+        "site.py",
+        "__pycache__/sitecustomize.cpython-311.pyc",
+        "tinyhook-1.0.data/purelib/sitecustomize.py",
+        "tinyhook-1.0.data/platlib/usercustomize.cpython-311-x86_64-linux-gnu.so",
+        "tinyhook-1.0.data/data/apport_python_hook.py",
+    ],
+)
+def test_a_startup_hook_in_any_form_refuses_its_wheel(member: str, tmp_path: Path) -> None:
+    wheel = hand_wheel(tmp_path, "tinyhook", {"tinyhook/__init__.py": "", member: ""})
+    assert startup_hooks(wheel) == [member]
+    with pytest.raises(DependencyError) as refused:
+        install(HOST, [wheel], tmp_path / "stage")
+    assert f"{wheel.name}: member {member!r} would run code" in str(refused.value)
+    assert not (tmp_path / "stage").exists(), "refused before anything was installed"
+
+
+def test_a_module_of_the_same_name_inside_a_package_is_no_hook(tmp_path: Path) -> None:
+    files = {"tinyhook/sitecustomize.py": "", "tinyhook/site.py": "", "sitecustomizer.py": ""}
+    assert startup_hooks(hand_wheel(tmp_path, "tinyhook", files)) == []
+
+
+def test_a_hook_installed_by_a_way_the_member_check_missed_is_refused_all_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The staged site directory is checked again after pip, whatever put the hook there."""
+    wheel = hand_wheel(tmp_path, "tinyhook", {"./sitecustomize.py": ""})
+    monkeypatch.setattr(wheels, "startup_hooks", lambda wheel: [])
+    with pytest.raises(DependencyError, match=r"installed sitecustomize\.py into the site"):
+        install(HOST, [wheel], tmp_path / "stage")
+
+
+def _hook_wheelhouse(folder: Path) -> Path:
+    files = {path.name: path.read_text() for path in sorted(HOOKS.iterdir())}
+    hand_wheel(folder, "tinyhook", {**TINYDEP, **files})
+    return folder
+
+
+def test_sandbox_build_refuses_a_wheel_with_a_hook_before_any_container(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["sandbox", "build", "--wheelhouse", str(_hook_wheelhouse(tmp_path))]
+    )
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "tinyhook-1.0-py3-none-any.whl: member 'apport_python_hook.py' would run code" in said
+
+
+def _tar(files: dict[str, str]) -> bytes:
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w") as archive:
+        for name, text in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(text.encode()), 0o644
+            archive.addfile(info, io.BytesIO(text.encode()))
+    return data.getvalue()
+
+
+@pytest.fixture(scope="module")
+def tainted(
+    docker_sandbox: DockerSandbox, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A deps image (tinydep, through `extend_image`) with the hooks put into its site directory
+    afterwards, where Debian's ``sitecustomize`` and ``site`` find them. Removed afterwards."""
+    client = docker_sandbox.client
+    folder = tmp_path_factory.mktemp("wheelhouse")
+    hand_wheel(folder, "tinydep", TINYDEP)
+    made = extend_image(wheelhouse=folder)
+    site = client.images.get(made.tag).labels["guardrail.deps.site"]
+    container = client.containers.create(made.tag, ["true"], network_mode="none")
+    try:
+        hooks = {path.name: path.read_text() for path in sorted(HOOKS.iterdir())}
+        assert container.put_archive(site, _tar(hooks))
+        image = container.commit("guardrail-test-tainted", made.image_id.split(":")[1][:12])
+    finally:
+        container.remove(force=True)
+    try:
+        yield str(image.id)
+    finally:
+        client.images.remove(image.id)
+        client.images.remove(made.tag)
+
+
+@pytest.mark.docker
+def test_the_hooks_are_live_in_any_other_interpreter_of_the_tainted_image(
+    docker_sandbox: DockerSandbox, tainted: str
+) -> None:
+    """Control: ``python3 -I`` (site on) runs both hooks, and the forged ``compile`` passes a
+    failing assertion; what the runner does not run, it does not run for a reason."""
+    script = (
+        "import builtins, os\n"
+        "exec(compile('assert False', '<test>', 'exec'))\n"
+        "print(builtins.hook_ran_pth, builtins.hook_ran_apport, sorted(os.listdir('/tmp')))\n"
+    )
+    output = docker_sandbox.client.containers.run(
+        tainted, ["python3", "-I", "-c", script], network_mode="none", remove=True
+    )
+    assert output.decode().split(maxsplit=2) == ["0", "0", "['hook-ran-apport-uid0']\n"]
+
+
+@pytest.mark.docker
+def test_on_the_tainted_image_no_hook_reaches_pid_1_or_the_judge(
+    tainted: str, sandbox_runtime: str
+) -> None:
+    with DockerSandbox(tainted, pool_size=1, runtime=sandbox_runtime) as sandbox:
+        jobs = [Job(WRONG, QUAD), Job(RIGHT, QUAD), Job(WHERE, WHERE_SPEC), Job(WRONG, TAINTING)]
+        wrong, right, where, tainted_judge = sandbox.run(jobs)
+        report = check_sandbox(sandbox)
+    assert wrong.status is Status.FAILED, wrong
+    assert [test.outcome for test in wrong.tests] == ["FAIL", "FAIL", "FAIL"]
+    assert right.verified, right  # the candidate imports the image's package
+    # The .pth hook ran in the candidate (after the drop, as its uid); nothing ran as root or in
+    # the judge: no marker, no trace in the judge's builtins.
+    assert where.verified, where
+    assert report.ok, [check for check in report.checks if not check.ok]
+    assert any(check.name == NO_FOREIGN_CODE and check.ok for check in report.checks)
+    # The doctor's statement, in a judge whose setup imported the package: it names it.
+    (probed,) = tainted_judge.tests
+    assert probed.outcome == "FAIL", tainted_judge
+    assert f"sys.path entry '{SITE}'" in probed.detail
+    assert f"module 'tinydep' from '{SITE}/tinydep/__init__.py'" in probed.detail
