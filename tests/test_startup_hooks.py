@@ -44,6 +44,8 @@ TINYDEP = {"tinydep/__init__.py": "def double(x):\n    return 2 * x\n"}
 QUAD = Spec.build(("assert quad(2) == 8", "assert quad(-1) == -4", "assert quad(3) == 12"), "quad")
 RIGHT = "from tinydep import double\n\n\ndef quad(x):\n    return double(double(x))\n"
 WRONG = "def quad(x):\n    return x + 1\n"
+# A test that imports the image's package itself: imported in the candidate, seen as remote.
+IMPORTING = Spec.build(("from tinydep import double\nassert quad(2) == double(4)",), "quad")
 # Where each hook ran: the candidate reports its own process; the judge's test asks the judge.
 WHERE = """
 import builtins
@@ -271,11 +273,12 @@ def test_on_the_tainted_image_no_hook_reaches_pid_1_or_the_judge(
 ) -> None:
     with DockerSandbox(tainted, pool_size=1, runtime=sandbox_runtime) as sandbox:
         jobs = [Job(WRONG, QUAD), Job(RIGHT, QUAD), Job(WHERE, WHERE_SPEC), Job(WRONG, TAINTING)]
-        wrong, right, where, tainted_judge = sandbox.run(jobs)
+        wrong, right, where, tainted_judge, imports = sandbox.run([*jobs, Job(RIGHT, IMPORTING)])
         report = check_sandbox(sandbox)
     assert wrong.status is Status.FAILED, wrong
     assert [test.outcome for test in wrong.tests] == ["FAIL", "FAIL", "FAIL"]
     assert right.verified, right  # the candidate imports the image's package
+    assert imports.verified, imports  # and so do the tests, through the candidate
     # The .pth hook ran in the candidate (after the drop, as its uid); nothing ran as root or in
     # the judge: no marker, no trace in the judge's builtins.
     assert where.verified, where
@@ -286,3 +289,12 @@ def test_on_the_tainted_image_no_hook_reaches_pid_1_or_the_judge(
     assert probed.outcome == "FAIL", tainted_judge
     assert f"sys.path entry '{SITE}'" in probed.detail
     assert f"module 'tinydep' from '{SITE}/tinydep/__init__.py'" in probed.detail
+
+
+@pytest.mark.docker
+def test_a_test_importing_a_package_the_image_lacks_is_not_judged(
+    docker_sandbox: DockerSandbox,
+) -> None:
+    (verdict,) = docker_sandbox.run([Job("def quad(x):\n    return 4 * x\n", IMPORTING)])
+    assert verdict.status is Status.UNVERIFIABLE, verdict
+    assert "No module named 'tinydep'" in verdict.message

@@ -149,7 +149,9 @@ class Judge(Calls):
 
     def _importer(self, packages: set[str], shipped: set[str]) -> Any:
         """``__import__`` for the tests: a package of the job's context is the candidate's,
-        imported there and seen here as remote modules; anything else is a real import."""
+        imported there and seen here as remote modules; so is one the standard library lacks
+        (the judge's path is the standard library's alone: the image's packages are the
+        candidate's, `boot`); anything else is a real import."""
 
         def import_(
             name: str,
@@ -159,7 +161,11 @@ class Judge(Calls):
             level: int = 0,
         ) -> Any:
             if level or name.partition(".")[0] not in packages:
-                return builtins.__import__(name, globals, locals, fromlist, level)
+                try:
+                    return builtins.__import__(name, globals, locals, fromlist, level)
+                except ModuleNotFoundError as exc:
+                    if level or (exc.name or "").partition(".")[0] != name.partition(".")[0]:
+                        raise  # a relative import, or a module the standard one imports
             module = self.import_module(name)
             for item in fromlist or ():
                 if f"{name}.{item}" in shipped:
