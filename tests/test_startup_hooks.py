@@ -26,7 +26,7 @@ from hand_wheels import hand_wheel
 from typer.testing import CliRunner
 
 from guardrail.cli.app import app
-from guardrail.errors import DependencyError
+from guardrail.errors import DependencyError, SandboxError
 from guardrail.sandbox import wheels
 from guardrail.sandbox.base import Job
 from guardrail.sandbox.docker import DockerSandbox
@@ -110,11 +110,11 @@ def test_foreign_code_names_every_way_out_of_the_standard_library() -> None:
     found = foreign_code(tainted, SimpleNamespace(no_site=0, isolated=1), [*STDLIB, site], STDLIB)
     assert found == [
         "interpreter started without -S (sys.flags.no_site unset)",
-        f"sys.path entry {site!r}",
         "startup hook 'apport_python_hook' loaded",
+        "startup hook 'sitecustomize' loaded",  # Debian's own is in the stdlib's folder
+        f"sys.path entry {site!r}",
         "module 'beside' from '/py/lib/python3.11-extra/beside.py'",
         f"module 'nspkg' from '{site}/nspkg'",
-        "startup hook 'sitecustomize' loaded",  # Debian's own is in the stdlib's folder
         f"module 'tinydep' from '{site}/tinydep/__init__.py'",
     ]
 
@@ -298,3 +298,35 @@ def test_a_test_importing_a_package_the_image_lacks_is_not_judged(
     (verdict,) = docker_sandbox.run([Job("def quad(x):\n    return 4 * x\n", IMPORTING)])
     assert verdict.status is Status.UNVERIFIABLE, verdict
     assert "No module named 'tinydep'" in verdict.message
+
+
+@pytest.mark.docker
+def test_an_interpreter_made_to_run_site_anyway_never_starts_the_runner(
+    docker_sandbox: DockerSandbox, tainted: str
+) -> None:
+    """A ``._pth`` file beside the interpreter overrides ``-S`` (its ``import site`` line), as a
+    user's own image may have it: PID 1 finds ``site`` and the hooks loaded and exits, naming
+    them, before any job (fail closed: no verdict comes from such a container)."""
+    client = docker_sandbox.client
+    pth = f"/usr/lib/python3.11\n/usr/lib/python3.11/lib-dynload\n{SITE}\nimport site\n"
+    container = client.containers.create(tainted, ["true"], network_mode="none")
+    try:
+        assert container.put_archive("/usr/bin", _tar({"python3.11._pth": pth}))
+        image = container.commit("guardrail-test-forced-site", tainted.split(":")[1][:12])
+    finally:
+        container.remove(force=True)
+    try:
+        with (
+            DockerSandbox(str(image.id), pool_size=1) as sandbox,
+            pytest.raises(SandboxError) as refused,
+        ):
+            sandbox.run([Job(WRONG, QUAD)])
+    finally:
+        client.images.remove(image.id)
+    said = str(refused.value)
+    assert (
+        "guardrail runner: code from outside the standard library: interpreter started without"
+        " -S (sys.flags.no_site unset); startup hook 'apport_python_hook' loaded; startup hook"
+        " 'site' loaded and "
+    ) in said, said
+    assert said.endswith("more; refusing to start")

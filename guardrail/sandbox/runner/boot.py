@@ -108,6 +108,8 @@ def foreign_code(
         for option, flag in (("-S", "no_site"), ("-I", "isolated"))
         if not getattr(flags, flag, 0)
     ]
+    hooks = sorted(name for name in modules if name.partition(".")[0] in STARTUP_HOOKS)
+    found += [f"startup hook {name!r} loaded" for name in hooks]
     found += [f"sys.path entry {entry!r}" for entry in path if entry not in roots]
 
     def outside(place: Any) -> bool:
@@ -119,9 +121,7 @@ def foreign_code(
         file = spec.origin if getattr(spec, "has_location", False) else None
         places = [file or getattr(module, "__file__", None), *(getattr(module, "__path__", ()))]
         places = [place for place in places if place is not None and outside(place)]
-        if name.partition(".")[0] in STARTUP_HOOKS:
-            found.append(f"startup hook {name!r} loaded")
-        elif places:
+        if places and name not in hooks:
             found.append(f"module {name!r} from {str(places[0])!r}")
     return found
 
@@ -132,7 +132,11 @@ def start(sources: dict[str, str]) -> None:
     the host reports) if anything from elsewhere is loaded already."""
     sys.path[:] = stdlib_paths()
     found = foreign_code()
-    if found:
-        raise SystemExit(f"guardrail runner: code from outside the standard library: {found}")
+    if found:  # the first findings say why (the host keeps only the tail of stderr)
+        more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+        raise SystemExit(
+            f"guardrail runner: code from outside the standard library: {'; '.join(found[:3])}"
+            f"{more}; refusing to start"
+        )
     sys.meta_path.insert(0, MemoryImporter(sources))
     importlib.import_module(f"{PACKAGE}.supervisor").supervisor_main()
