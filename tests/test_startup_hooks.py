@@ -13,6 +13,7 @@ own ``--image`` may.
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 import tarfile
@@ -226,15 +227,18 @@ def _tar(files: dict[str, str]) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def tainted(
-    docker_sandbox: DockerSandbox, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("wheelhouse")
+    hand_wheel(folder, "tinydep", TINYDEP)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tainted(docker_sandbox: DockerSandbox, wheelhouse: Path) -> Iterator[str]:
     """A deps image (tinydep, through `extend_image`) with the hooks put into its site directory
     afterwards, where Debian's ``sitecustomize`` and ``site`` find them. Removed afterwards."""
     client = docker_sandbox.client
-    folder = tmp_path_factory.mktemp("wheelhouse")
-    hand_wheel(folder, "tinydep", TINYDEP)
-    made = extend_image(wheelhouse=folder)
+    made = extend_image(wheelhouse=wheelhouse)
     site = client.images.get(made.tag).labels["guardrail.deps.site"]
     container = client.containers.create(made.tag, ["true"], network_mode="none")
     try:
@@ -330,3 +334,40 @@ def test_an_interpreter_made_to_run_site_anyway_never_starts_the_runner(
         " 'site' loaded and "
     ) in said, said
     assert said.endswith("more; refusing to start")
+
+
+@pytest.mark.docker
+def test_a_virtual_environment_image_has_its_packages_in_the_candidate_only(
+    docker_sandbox: DockerSandbox, wheelhouse: Path
+) -> None:
+    """A user's image whose python3 is a virtual environment's: the packages go into the
+    environment's site-packages, the candidate finds them there, the judge still has nothing."""
+    client = docker_sandbox.client
+    venv = "/opt/venv"
+    container = client.containers.create(
+        docker_sandbox.image_id,
+        ["python3", "-m", "venv", "--without-pip", venv],
+        network_mode="none",
+    )
+    try:
+        container.start()
+        assert container.wait(timeout=120)["StatusCode"] == 0, container.logs()
+        path = f"{venv}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+        base = container.commit(
+            "guardrail-test-venv", str(os.getpid()), changes=[f"ENV PATH={path}"]
+        )
+    finally:
+        container.remove(force=True)
+    try:
+        made = extend_image(str(base.id), wheelhouse=wheelhouse)
+        try:
+            site = client.images.get(made.tag).labels["guardrail.deps.site"]
+            assert site == f"{venv}/lib/python3.11/site-packages"
+            judge_clean = Spec.build(("assert quad(1) == 4", PROPERTIES[NO_FOREIGN_CODE]), "quad")
+            with DockerSandbox(made.tag, pool_size=1) as sandbox:
+                (verdict,) = sandbox.run([Job(RIGHT, judge_clean)])
+            assert verdict.verified, verdict
+        finally:
+            client.images.remove(made.tag)
+    finally:
+        client.images.remove(base.id)

@@ -66,7 +66,7 @@ try:
     libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
 except (ValueError, OSError):
     libc = ""
-site.venv(None)
+site.venv(None)  # as a candidate adds them (runner.zygote.add_project_packages)
 sites = [p for p in site.getsitepackages() if os.path.isdir(p)]
 print(json.dumps({
     "implementation": sys.implementation.name, "version": list(sys.version_info[:3]),
@@ -78,13 +78,13 @@ print(json.dumps({
 # Compiles the new files with the image's Python (its root filesystem is read-only in the
 # sandbox, so nothing compiled later could be kept; a file that does not compile, such as a
 # Python 2 leftover, is skipped as pip skips it) and reads each distribution's version from its
-# metadata, in the site directories a candidate adds (``runner.zygote.add_project_packages``).
-# No package code is imported, and no .pth file runs: this container becomes the image.
+# metadata in the site directory (`PROBE` chose it among those a candidate adds, with
+# ``runner.zygote.add_project_packages``). No package code is imported and no .pth file runs
+# (no ``site``): this container becomes the image.
 FINISH = """
-import compileall, importlib.metadata as metadata, json, os, site as sites, sys
-sites.venv(None)
-sys.path += [p for p in sites.getsitepackages() if os.path.isdir(p)]
+import compileall, importlib.metadata as metadata, json, os, sys
 site, names = sys.argv[1], json.loads(sys.argv[2])
+sys.path.append(site)
 for entry in json.loads(sys.argv[3]):
     path = os.path.join(site, entry)
     if os.path.isdir(path):
