@@ -48,20 +48,30 @@ WRONG = "def quad(x):\n    return x + 1\n"
 # A test that imports the image's package itself: imported in the candidate, seen as remote.
 IMPORTING = Spec.build(("from tinydep import double\nassert quad(2) == double(4)",), "quad")
 # Where each hook ran: the candidate reports its own process; the judge's test asks the judge.
+# The candidate's modules from outside the standard library are what it inherited from the
+# zygote and what the .pth file imported: none (``site`` is a hook by name, not a module from
+# a site directory).
 WHERE = """
 import builtins
 import os
+
+from guardrail_runner.boot import foreign_code
 
 
 def seen():
     markers = sorted(name for name in os.listdir("/tmp") if name.startswith("hook-ran-"))
     hooks = [getattr(builtins, name, None) for name in ("hook_ran_pth", "hook_ran_apport")]
     return [os.getuid(), *hooks, markers]
+
+
+def loaded_from_packages():
+    return [found for found in foreign_code() if found.startswith("module ")]
 """
 WHERE_SPEC = Spec.build(
     (
         "uid, pth, apport, markers = seen()\nassert (pth, apport, markers) == (uid, None, [])",
         "import builtins\nassert not {'hook_ran_pth', 'hook_ran_apport'} & set(vars(builtins))",
+        "assert loaded_from_packages() == []",
     ),
     "seen",
 )
