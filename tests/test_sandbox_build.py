@@ -7,8 +7,6 @@ the tests create are removed by them, and only those.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import io
 import json
 import os
@@ -16,12 +14,12 @@ import re
 import subprocess
 import sys
 import tarfile
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hand_wheels import hand_wheel
 from typer.testing import CliRunner
 
 from guardrail.cli.app import app
@@ -74,28 +72,6 @@ def _pip_wheel(project: Path, wheelhouse: Path) -> Path:
         check=True,
     )
     return next(wheelhouse.glob(f"{project.name}-*.whl"))
-
-
-def _hand_wheel(folder: Path, name: str, files: dict[str, str], tag: str = "py3-none-any") -> Path:
-    """A wheel zipped by hand: ``files`` (path -> text) plus its metadata and RECORD."""
-    info = f"{name}-1.0.dist-info"
-    files = {
-        **files,
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n",
-        f"{info}/WHEEL": (
-            f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: {tag}\n"
-        ),
-    }
-    record = []
-    for path, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
-        record.append(f"{path},sha256={digest.decode()},{len(text.encode())}")
-    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
-    wheel = folder / f"{name}-1.0-{tag}.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, text in files.items():
-            archive.writestr(path, text)
-    return wheel
 
 
 @pytest.fixture(scope="module")
@@ -288,7 +264,7 @@ def test_a_dependency_missing_offline_is_named(
 def test_a_compiled_wheel_for_another_platform_is_refused(
     docker_sandbox: DockerSandbox, tmp_path: Path
 ) -> None:
-    wheel = _hand_wheel(tmp_path, "tinywin", {"tinywin.py": ""}, tag="cp311-cp311-win_amd64")
+    wheel = hand_wheel(tmp_path, "tinywin", {"tinywin.py": ""}, tag="cp311-cp311-win_amd64")
     said = _fails(["--wheelhouse", str(tmp_path)], docker_sandbox.client)
     assert f"{wheel}: no file of tinywin 1.0" in said
     assert "runs on the image's Python 3.11" in said
@@ -426,26 +402,25 @@ def test_an_image_of_another_python_gets_wheels_without_a_host_build(
     compiled = tmp_path / "compiled"
     compiled.mkdir()
     abi = HOST.abi
-    _hand_wheel(compiled, "tinyext", {"tinyext.py": ""}, tag=f"{abi}-{abi}-manylinux_2_17_x86_64")
+    hand_wheel(compiled, "tinyext", {"tinyext.py": ""}, tag=f"{abi}-{abi}-manylinux_2_17_x86_64")
     assert resolve(HOST, tmp_path / "a", requirements=None, wheelhouse=compiled, no_index=True)
     with pytest.raises(DependencyError, match=r"no file of tinyext 1\.0 .* runs on the image's"):
         resolve(LATER, tmp_path / "b", requirements=None, wheelhouse=compiled, no_index=True)
 
 
-def test_files_that_run_code_at_interpreter_start_are_left_out(tmp_path: Path) -> None:
-    wheel = _hand_wheel(
+def test_pth_files_that_run_code_are_left_out(tmp_path: Path) -> None:
+    wheel = hand_wheel(
         tmp_path,
         "tinyhook",
         {
             "tinyhook.py": "",
             "tinyhook-paths.pth": "/opt/somewhere\n",
             "tinyhook-run.pth": "import os; os.system('id')\n",
-            "sitecustomize.py": "print('every interpreter')\n",
         },
     )
     stage = tmp_path / "stage"
     left_out = install(HOST, [wheel], stage)
-    assert left_out == ["sitecustomize.py", "tinyhook-run.pth"]
+    assert left_out == ["tinyhook-run.pth"]
     assert sorted(p.name for p in stage.iterdir() if not p.name.endswith(".dist-info")) == [
         "tinyhook-paths.pth",
         "tinyhook.py",

@@ -11,6 +11,7 @@ from pathlib import Path
 from guardrail.sandbox import runner
 from guardrail.sandbox.shipping import (
     BOOTSTRAP,
+    INTERPRETER_FLAGS,
     LOADER,
     RUNNER_ARCHIVE,
     RUNNER_VERSION,
@@ -36,7 +37,7 @@ def test_the_archive_is_deterministic_and_holds_every_module(tmp_path: Path) -> 
 
 
 def test_every_module_loads_from_memory_with_the_standard_library_only() -> None:
-    """The real bootstrap in ``python -I`` from ``/``: no guardrail on the path, nothing read
+    """The real bootstrap in ``python -I -S`` from ``/``: no guardrail on the path, nothing read
     from disk, and no module loaded that every later process would carry for nothing."""
     start = "g['start'](s)\n"
     assert LOADER.endswith(start)
@@ -49,7 +50,7 @@ def test_every_module_loads_from_memory_with_the_standard_library_only() -> None
         "print(sorted(sys.modules))\n"
     )
     result = subprocess.run(
-        [sys.executable, "-I", "-c", script],
+        [sys.executable, *INTERPRETER_FLAGS, "-c", script],
         input=b"%010d" % len(RUNNER_ARCHIVE) + RUNNER_ARCHIVE,
         capture_output=True,
         cwd="/",

@@ -57,10 +57,10 @@ def build(  # noqa: PLR0917 - Typer maps parameters to options
     installs them into the image's site-packages in a container without network, and commits
     the result as guardrail-sandbox-deps:<content hash>. The same base and inputs give the same
     tag, reused without a rebuild. Use it with `--image TAG` on verify, search and eval, or
-    `GUARDRAIL_IMAGE=TAG`. Files that would run code at every interpreter start (.pth files with
-    imports, sitecustomize) are left out and listed. Exit code 2 on bad input (the message names
-    the file and line, or the wheel), 3 when the engine or the base image is unavailable; a
-    failed build leaves no tag.
+    `GUARDRAIL_IMAGE=TAG`. A wheel with a startup hook (sitecustomize, usercustomize,
+    apport_python_hook) is refused; .pth files with imports are left out and listed. Exit code
+    2 on bad input (the message names the file and line, or the wheel), 3 when the engine or
+    the base image is unavailable; a failed build leaves no tag.
     """
     if requirements is not None or wheelhouse is not None:
         _extend(image, requirements, wheelhouse, tag=tag, no_index=no_index, force=force)
@@ -130,8 +130,8 @@ def _extend(
     if made.left_out:
         console.print(
             Text(
-                "left out (they would run code at every interpreter start, the sandbox's"
-                f" supervisor too): {one_line(', '.join(made.left_out), 1000)}"
+                "left out (.pth files that would run code at interpreter start):"
+                f" {one_line(', '.join(made.left_out), 1000)}"
             ),
             highlight=False,
             soft_wrap=True,

@@ -22,7 +22,12 @@ from guardrail.errors import SandboxError
 from guardrail.sandbox.autopsy import cause_of_death, has_python
 from guardrail.sandbox.leftovers import LABEL, OWNER_LABEL
 from guardrail.sandbox.runner import framing
-from guardrail.sandbox.shipping import BOOTSTRAP, RUNNER_ARCHIVE, RUNNER_VERSION
+from guardrail.sandbox.shipping import (
+    BOOTSTRAP,
+    INTERPRETER_FLAGS,
+    RUNNER_ARCHIVE,
+    RUNNER_VERSION,
+)
 from guardrail.sandbox.uids import RANGES, UID_BASE_LABEL, UID_SPAN_LABEL, live_ranges, uid_span
 from guardrail.verdict import Reason, Status, TestOutcome, Verdict
 
@@ -70,7 +75,7 @@ class Container:
             # away the supervisor reads EOF and exits (the dead-man's switch of leftovers.py).
             self.container = client.containers.create(
                 image_id,
-                ["python3", "-I", "-c", BOOTSTRAP],
+                ["python3", *INTERPRETER_FLAGS, "-c", BOOTSTRAP],
                 entrypoint=[""],  # a user's image may have one: nothing runs before the runner
                 runtime=sandbox.runtime_name,
                 stdin_open=True,

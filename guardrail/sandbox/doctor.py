@@ -5,6 +5,9 @@ test statement, so the verdict's per-test outcomes are the doctor's findings. Th
 leaves everything it can behind (files, a deep tree, queues, a daemon) and, in the same
 container, a job that looks for what is left: cleanup between jobs is proved, not assumed. The
 container's own configuration is read back from the engine as a second, independent look.
+One property is a statement the judge runs on itself (`NO_FOREIGN_CODE`): the judge is forked
+from PID 1 for the job, so it shows what PID 1 had loaded too; nothing from the image's packages
+(``site``, ``.pth`` files, ``sitecustomize``) may be among it, on any image, a user's own too.
 
 Under gVisor (runsc) a few probes look at what its kernel shows differently; their expectations
 are runtime-aware and never weaker: each still proves the property it is named after.
@@ -20,7 +23,7 @@ from guardrail.errors import InputError, SandboxError
 from guardrail.sandbox.base import Job
 from guardrail.sandbox.docker import LABEL, DockerSandbox
 from guardrail.spec import Spec
-from guardrail.verdict import Verdict
+from guardrail.verdict import TestOutcome, Verdict
 
 __all__ = ["Check", "DoctorReport", "check_sandbox"]
 
@@ -124,6 +127,12 @@ def _writable_places():
     return found
 
 
+def _interpreter_flags(cmdline):
+    # The options before "-c CODE" of the command line PID 1 runs (/proc/1/cmdline).
+    args = [arg.decode(errors="replace") for arg in cmdline.split(b"\\0")[1:]]
+    return args[: args.index("-c")] if "-c" in args else args
+
+
 _FOUND = {}
 
 
@@ -153,6 +162,7 @@ def _look():
         "dev_shm_writable": os.access("/dev/shm", os.W_OK),
         "env": sorted(os.environ),
         "pid1_environ": _read("/proc/1/environ"),
+        "pid1_flags": _interpreter_flags(_read("/proc/1/cmdline") or b""),
         "mqueue_limit": resource.getrlimit(resource.RLIMIT_MSGQUEUE)[0],
         "posix_queue_created": _posix_queue_created(),
         "keyring_usable": _keyring_usable(),
@@ -161,6 +171,7 @@ def _look():
     }
 """
 
+NO_FOREIGN_CODE = "PID 1 and the judge load only the standard library (no site, .pth, packages)"
 PROPERTIES = {
     "candidate runs as an unprivileged user": "assert probe()['uid'] >= 1000",
     "no network": "assert probe()['network'] is False",
@@ -176,6 +187,15 @@ PROPERTIES = {
     "no shared /dev/shm (private IPC)": "assert probe()['dev_shm'] is False",
     "no host environment": "assert set(probe()['env']) <= {'PATH', 'HOME', 'TMPDIR', 'LANG'}",
     "supervisor's environment closed": "assert probe()['pid1_environ'] is None",
+    "supervisor started isolated and without site (python3 -I -S)": (
+        "assert {'-I', '-S'} <= set(probe()['pid1_flags']), probe()['pid1_flags']"
+    ),
+    # Run in the judge, not the candidate: forked from PID 1 for this job, it holds every module
+    # PID 1 had loaded, and its own.
+    NO_FOREIGN_CODE: (
+        "from guardrail_runner.boot import foreign_code\n"
+        "assert not (found := foreign_code()), '; '.join(found)"
+    ),
     "no POSIX message queues (RLIMIT_MSGQUEUE 0 and seccomp)": (
         "assert probe()['mqueue_limit'] == 0 and probe()['posix_queue_created'] is False"
     ),
@@ -366,9 +386,14 @@ def _checks(properties: dict[str, str], verdict: Verdict) -> list[Check]:
     if not verdict.tests:  # the job could not run at all: every property is unproved
         return [Check(name=name, ok=False, detail=verdict.message[:300]) for name in properties]
     return [
-        Check(name=name, ok=outcome.passed, detail="" if outcome.passed else outcome.outcome)
+        Check(name=name, ok=outcome.passed, detail="" if outcome.passed else _detail(outcome))
         for name, outcome in zip(properties, verdict.tests, strict=True)
     ]
+
+
+def _detail(outcome: TestOutcome) -> str:
+    said = f": {outcome.detail}" if outcome.detail else ""
+    return f"{outcome.outcome}{said}"[:500]
 
 
 def _container_checks(attrs: dict[str, Any], runtime: str) -> list[Check]:

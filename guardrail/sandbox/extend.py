@@ -5,7 +5,8 @@ library (verdict reason ``missing_dependency``). This derives an image from any 
 ``python3`` (the guardrail image by default, or the user's own):
 
 1. the base's own ``python3`` describes itself in a throwaway container without network
-   (`PROBE`): interpreter, version, ABI, glibc, the site directory on its ``sys.path``;
+   (`PROBE`): interpreter, version, ABI, glibc, the first site directory it has (the runner's
+   interpreters start without ``site``; only candidates add these directories, after the drop);
 2. the host resolves the requirements or the wheelhouse into wheels for that interpreter and
    installs them into a staging directory (``wheels.py``; the only step that may use the
    network: the package index, through the host's pip and its configuration);
@@ -39,8 +40,10 @@ from typing import Any
 from guardrail.errors import DependencyError, ImageUnusableError, SandboxError
 from guardrail.sandbox.autopsy import has_python, printable
 from guardrail.sandbox.docker import DockerSandbox
+from guardrail.sandbox.shipping import INTERPRETER_FLAGS
 from guardrail.sandbox.wheels import (
     Target,
+    check_wheels,
     content_hash,
     install,
     read_requirements,
@@ -63,7 +66,8 @@ try:
     libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
 except (ValueError, OSError):
     libc = ""
-sites = [p for p in site.getsitepackages() if p in sys.path and os.path.isdir(p)]
+site.venv(None)  # as a candidate adds them (runner.zygote.add_project_packages)
+sites = [p for p in site.getsitepackages() if os.path.isdir(p)]
 print(json.dumps({
     "implementation": sys.implementation.name, "version": list(sys.version_info[:3]),
     "abiflags": sys.abiflags, "machine": platform.machine(), "platform": sysconfig.get_platform(),
@@ -74,10 +78,13 @@ print(json.dumps({
 # Compiles the new files with the image's Python (its root filesystem is read-only in the
 # sandbox, so nothing compiled later could be kept; a file that does not compile, such as a
 # Python 2 leftover, is skipped as pip skips it) and reads each distribution's version from its
-# metadata, as the sandbox's ``python3 -I`` finds it. No package code is imported.
+# metadata in the site directory (`PROBE` chose it among those a candidate adds, with
+# ``runner.zygote.add_project_packages``). No package code is imported and no .pth file runs
+# (no ``site``): this container becomes the image.
 FINISH = """
 import compileall, importlib.metadata as metadata, json, os, sys
 site, names = sys.argv[1], json.loads(sys.argv[2])
+sys.path.append(site)
 for entry in json.loads(sys.argv[3]):
     path = os.path.join(site, entry)
     if os.path.isdir(path):
@@ -104,7 +111,7 @@ class ExtendedImage:
     base_id: str
     python: str
     packages: tuple[str, ...]  # "name==version", sorted
-    left_out: tuple[str, ...]  # files not installed: they would run code at interpreter start
+    left_out: tuple[str, ...]  # .pth files not installed: they would run code
     reused: bool
 
 
@@ -134,7 +141,9 @@ def extend_image(
     if requirements is not None:
         read_requirements(requirements)
     if wheelhouse is not None:
-        wheelhouse_files(wheelhouse)
+        files = wheelhouse_files(wheelhouse)
+        if requirements is None:  # every wheel of it is installed
+            check_wheels([path for path in files if path.suffix == ".whl"])
     sandbox = DockerSandbox(base, client=client, pool_size=1)
     try:
         base_id = sandbox.image_id
@@ -253,7 +262,7 @@ def _run(sandbox: DockerSandbox, container: Any, timeout_s: float) -> tuple[int,
 
 
 def _probe(sandbox: DockerSandbox) -> Target:
-    container = _create(sandbox, ["python3", "-I", "-c", PROBE], read_only=True)
+    container = _create(sandbox, ["python3", *INTERPRETER_FLAGS, "-c", PROBE], read_only=True)
     try:
         code, output = _run(sandbox, container, 120)
     finally:
@@ -268,7 +277,7 @@ def _probe(sandbox: DockerSandbox) -> Target:
     if target.version[:2] < _MIN_PYTHON or not target.site:
         raise ImageUnusableError(
             f"image {sandbox.image!r} runs Python {target.python}"
-            + ("" if target.site else " without a site-packages directory on sys.path")
+            + ("" if target.site else " without a site-packages directory")
             + "; the sandbox needs 3.10 or later with site-packages"
         )
     return target
@@ -285,7 +294,8 @@ def _commit(  # noqa: PLR0917 - one step of extend_image, called once
     """Copy the staged site into a container of the base, finish it there, commit it as ``tag``."""
     names = [package.split("==")[0] for package in packages]
     entries = sorted(path.name for path in stage.iterdir())
-    command = ["python3", "-I", "-c", FINISH, target.site, json.dumps(names), json.dumps(entries)]
+    arguments = [target.site, json.dumps(names), json.dumps(entries)]
+    command = ["python3", *INTERPRETER_FLAGS, "-c", FINISH, *arguments]
     container = _create(sandbox, command)
     try:
         _finish(sandbox, container, target, stage, names)

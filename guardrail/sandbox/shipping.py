@@ -14,9 +14,20 @@ from pathlib import Path
 
 from guardrail.sandbox import runner
 
-__all__ = ["BOOTSTRAP", "LOADER", "RUNNER_ARCHIVE", "RUNNER_VERSION", "build_archive"]
+__all__ = [
+    "BOOTSTRAP",
+    "INTERPRETER_FLAGS",
+    "LOADER",
+    "RUNNER_ARCHIVE",
+    "RUNNER_VERSION",
+    "build_archive",
+]
 
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can record
+# Every interpreter a sandbox container starts: isolated (no environment variables, no script
+# folder on the path) and without ``site`` (no site directories, ``.pth`` files or
+# ``sitecustomize``: the image's packages never run before the privilege drop).
+INTERPRETER_FLAGS = ("-I", "-S")
 
 
 def build_archive(package: Path) -> bytes:
@@ -64,8 +75,11 @@ def without_environment(code: str) -> str:
     PID 1's initial environment block (what the engine set: HOSTNAME, HOME, PATH) is what
     /proc/1/environ shows, and gVisor shows it to every uid; clearing ``os.environ`` leaves it.
     Descriptors 0-2 pass through the exec, and nothing has been read from stdin before it.
+    Both interpreters run with ``-I -S`` (`INTERPRETER_FLAGS`): no ``site``, so no code of the
+    image's packages runs in them (``runner.boot``).
     """
-    return f"import os,sys\nos.execve(sys.executable,[sys.executable,'-I','-c',{code!r}],{{}})\n"
+    flags = ",".join(map(repr, INTERPRETER_FLAGS))
+    return f"import os,sys\nos.execve(sys.executable,[sys.executable,{flags},'-c',{code!r}],{{}})\n"
 
 
 BOOTSTRAP = without_environment(LOADER)

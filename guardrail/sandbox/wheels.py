@@ -13,20 +13,28 @@ contain runs on the host either, except the build of a source distribution (``pi
   a matching machine into the wheelhouse).
 * Every wheel is checked against the image's tags, so a compiled wheel for another platform or
   Python is refused, naming the file.
-* Files that would run code in every interpreter of the image (the sandbox's supervisor too, as
-  root, before it drops privileges): ``.pth`` files with ``import`` lines, ``sitecustomize`` and
-  ``usercustomize``. They are left out and reported, never installed.
+* Startup hooks, defence in depth: the sandbox's own interpreters start without ``site``
+  (``runner.boot``), so nothing here could run in its supervisor or judge, but an image is
+  never given what would run code in every other interpreter of it. A wheel that puts a
+  ``sitecustomize``, ``usercustomize``, ``site`` or ``apport_python_hook`` (which Debian's
+  ``sitecustomize`` imports) into the site directory, in any form (source, bytecode, an
+  extension module of any ABI tag, a package), is refused, naming the wheel and the member
+  (`startup_hooks`). A ``.pth`` file with ``import`` lines is left out and reported (setuptools
+  ships one that only a build needs); one that only adds folders is kept: candidates add the
+  site directories with their ``.pth`` files, after the privilege drop.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
 import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,13 +50,24 @@ from packaging.utils import (
 )
 
 from guardrail.errors import DependencyError, UnavailableError
+from guardrail.sandbox.runner.boot import STARTUP_HOOKS
 
-__all__ = ["Target", "content_hash", "install", "read_requirements", "resolve"]
+__all__ = [
+    "Target",
+    "check_wheels",
+    "content_hash",
+    "install",
+    "read_requirements",
+    "resolve",
+    "startup_hooks",
+]
 
 # Bump when the way an image is extended changes, so old extended images are not reused.
 FORMAT = 1
 _SDIST_SUFFIXES = (".tar.gz", ".zip")
-_STARTUP_HOOKS = frozenset({"sitecustomize", "usercustomize"})
+# Where a wheel's member lands in the site directory: its root, or one of these schemes of its
+# ``.data`` folder (``pip install --target`` moves the data scheme's files there too).
+_SITE_SCHEMES = frozenset({"purelib", "platlib", "data"})
 _PIP_TIMEOUT_S = 900
 
 
@@ -62,7 +81,7 @@ class Target:
     machine: str
     platform: str  # sysconfig.get_platform(), e.g. linux-x86_64
     libc: str  # os.confstr("CS_GNU_LIBC_VERSION"), e.g. "glibc 2.36"; "" elsewhere
-    site: str  # the site directory on sys.path the packages go into
+    site: str  # the first site directory of the image: where the packages go
 
     @classmethod
     def from_probe(cls, data: dict[str, Any]) -> Target:
@@ -316,10 +335,51 @@ def _wheel_tags(wheel: Path) -> frozenset[Tag]:
     return parse_wheel_filename(wheel.name)[3]
 
 
+def _is_hook(entry: str) -> bool:
+    """Whether ``entry`` (a name in the site directory: a file or a folder) is imported as a
+    startup hook: ``sitecustomize.py``, ``.pyc``, ``.cpython-311-x86_64-linux-gnu.so``, a
+    package..."""
+    return entry.partition(".")[0].casefold() in STARTUP_HOOKS
+
+
+def startup_hooks(wheel: Path) -> list[str]:
+    """The members of ``wheel`` that would land in the site directory as a startup hook (also
+    under ``__pycache__`` or through the ``.data`` folder), in archive order."""
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            members = archive.namelist()
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise DependencyError(f"{wheel}: not a readable wheel ({exc})") from None
+    found = []
+    for member in members:
+        parts = posixpath.normpath(member).split("/")  # pip installs "./x.py" as "x.py"
+        if len(parts) > 2 and parts[0].endswith(".data") and parts[1] in _SITE_SCHEMES:
+            parts = parts[2:]
+        if parts[0] == "__pycache__" and len(parts) > 1:
+            parts = parts[1:]
+        if _is_hook(parts[0]):
+            found.append(member)
+    return found
+
+
+def check_wheels(wheels: list[Path]) -> None:
+    """Refuse, naming the wheel and the member, any wheel that ships a startup hook."""
+    for wheel in wheels:
+        hooks = startup_hooks(wheel)
+        if hooks:
+            raise DependencyError(
+                f"{wheel.name}: member {hooks[0]!r} would run code at the start of every Python"
+                " interpreter of the image (a startup hook); the wheel is refused",
+                hint="rebuild the wheel without it: the sandbox never runs sitecustomize,"
+                " usercustomize or apport_python_hook, and never installs them either",
+            )
+
+
 def install(target: Target, wheels: list[Path], stage: Path) -> list[str]:
     """Install ``wheels`` (already resolved, no dependency is added) into ``stage`` as the image's
-    site directory will hold them. Returns what was left out because it would run code at every
-    interpreter start."""
+    site directory will hold them. Refuses a wheel with a startup hook (`check_wheels`); returns
+    the ``.pth`` files left out because they would run code."""
+    check_wheels(wheels)
     _pip(
         [
             "install",
@@ -339,9 +399,17 @@ def install(target: Target, wheels: list[Path], stage: Path) -> list[str]:
     shutil.rmtree(stage / "bin", ignore_errors=True)  # console scripts for the host's Python
     left_out = []
     for path in sorted(stage.iterdir()):
-        if path.stem in _STARTUP_HOOKS or (path.suffix == ".pth" and _runs_code(path)):
+        inside = path.is_dir() and path.name == "__pycache__"
+        hooks = [path, *path.iterdir()] if inside else [path]
+        hook = next((hook for hook in hooks if _is_hook(hook.name)), None)
+        if hook is not None:  # by a way `startup_hooks` does not know: refused all the same
+            raise DependencyError(
+                f"the wheels installed {hook.relative_to(stage)!s} into the site directory, a"
+                " startup hook that would run in every interpreter of the image; refused"
+            )
+        if path.suffix == ".pth" and path.is_file() and _runs_code(path):
             left_out.append(path.name)
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
+            path.unlink()
     return left_out
 
 

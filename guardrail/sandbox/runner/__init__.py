@@ -1,7 +1,7 @@
 """The in-container runner: a supervisor, a zygote, a judge and a candidate. Standard library only.
 
 This package is sent to each long-lived sandbox container at start-up as one archive
-(`guardrail.sandbox.shipping`) and runs there as PID 1 (``python3 -I``), loaded from memory by
+(`guardrail.sandbox.shipping`) and runs there as PID 1 (``python3 -I -S``), loaded from memory by
 `boot`. The host imports `framing`, `codec` and `static` directly. Modules, one job each: `framing`
 (wire format), `codec` (plain data), `static` (source checks), `exceptions` (raised on one side,
 rebuilt on the other), `identity` (what copies would hide), `loader` (the candidate's code, alone
@@ -70,6 +70,12 @@ the filter, or (runc) with the rlimit and /proc/sysvipc, never with neither (`sa
 Its cost to candidates and tests: System V IPC and POSIX queues fail with PermissionError, so
 ``multiprocessing`` queues and locks, ``sem_open`` and the ``sysv_ipc``/``posix_ipc`` modules
 do not work in the sandbox (they needed /dev/shm, absent already, or outlive the job).
+
+No code of the image's packages runs in the supervisor, the zygote, the judge or the reaper:
+PID 1 is ``python3 -I -S`` with the standard library's directories as its ``sys.path`` and
+refuses to start beside anything else (`boot`); a candidate adds the site directories for itself
+after the drop (`zygote`), and the tests' imports of packages the standard library lacks are the
+candidate's, seen as remote modules (`judge`).
 
 What it does not defend against: kernel exploits and side channels (the container and the host's
 seccomp/AppArmor profile are the next layers), and hostile *tests*.

@@ -149,7 +149,9 @@ class Judge(Calls):
 
     def _importer(self, packages: set[str], shipped: set[str]) -> Any:
         """``__import__`` for the tests: a package of the job's context is the candidate's,
-        imported there and seen here as remote modules; anything else is a real import."""
+        imported there and seen here as remote modules; so is one the standard library lacks
+        (the judge's path is the standard library's alone: the image's packages are the
+        candidate's, `boot`); anything else is a real import."""
 
         def import_(
             name: str,
@@ -159,7 +161,12 @@ class Judge(Calls):
             level: int = 0,
         ) -> Any:
             if level or name.partition(".")[0] not in packages:
-                return builtins.__import__(name, globals, locals, fromlist, level)
+                try:
+                    return builtins.__import__(name, globals, locals, fromlist, level)
+                except ModuleNotFoundError as exc:
+                    if level or (exc.name or "").partition(".")[0] != name.partition(".")[0]:
+                        raise  # a relative import, or a module the standard one imports
+                    self._import_remote(name, exc)
             module = self.import_module(name)
             for item in fromlist or ():
                 if f"{name}.{item}" in shipped:
@@ -167,6 +174,18 @@ class Judge(Calls):
             return module if fromlist else self.import_module(name.partition(".")[0])
 
         return import_
+
+    def _import_remote(self, name: str, missing: ModuleNotFoundError) -> None:
+        """Import ``name`` in the candidate; if it lacks it too, the tests' import fails as it
+        did here (`_missing_module` says what was missing), not as the candidate's fault."""
+        before = self.last_fault
+        try:
+            self.import_module(name)
+        except Fault as fault:
+            if fault.args[:1] != ("missing_dependency",):
+                raise
+            self.last_fault = before
+            raise missing from None
 
     def _run_test(self, test: str, namespace: dict[str, Any]) -> dict[str, Any]:
         if self.fault:

@@ -4,7 +4,9 @@ It is forked before any job and never receives anything of one: per candidate on
 three descriptors arrive (the channel to the judge, stdout, stderr); the candidate reads its code
 as the first frame of its own channel, written there by the supervisor. Whatever passes through
 a process stays in its freed memory and in every later fork of it, so a neighbour's code (or
-tests) must never pass through here.
+tests) must never pass through here. Nor does any code of the image's packages: the zygote's
+``sys.path`` is the standard library's (``boot``); each candidate adds the packages for itself
+after the drop (`add_project_packages`).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ def zygote_main(control: socket.socket, limits: dict[str, int], seccomp: Filter 
             keep_only_fds(1, 2, channel)
             try:
                 become(uid, limits, 1000, seccomp)
+                add_project_packages()
                 sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
                 sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
                 candidate_serve(channel)
@@ -64,3 +67,22 @@ def zygote_main(control: socket.socket, limits: dict[str, int], seccomp: Filter 
         for fd in fds:
             os.close(fd)
         control.sendall(HEADER.pack(pid))
+
+
+def add_project_packages() -> None:
+    """Make the image's packages importable in this process, as ``site`` would have at start
+    (its site directories, a virtual environment's, what their ``.pth`` files add, and the
+    ``exit``/``help`` builtins), but without ``sitecustomize`` or ``usercustomize``.
+
+    Called only in a candidate, after the drop to its uid and the seccomp filter: whatever a
+    ``.pth`` file runs, runs as the candidate, which is untrusted anyway. The supervisor, the
+    zygote, the judge and the reaper never import ``site`` nor see these directories.
+    """
+    import site
+
+    known = site.removeduppaths()
+    site.venv(known)  # adds to ``known`` (and returns it): typeshed says it may return None
+    site.addsitepackages(known)
+    site.setquit()
+    site.setcopyright()
+    site.sethelper()
