@@ -7,7 +7,8 @@ outermost package, `guardrail.context.context_metadata`), so ``more_itertools/mo
 ``more_itertools/more.py``. The pool is built from, and judged against, exactly this copy.
 Sources are walked and read with `guardrail.tree` (no link followed, regular files only), so a
 link in a source tree never copies a host file into a pool. `indexed_functions` splits the copy
-into snippets, each with a stable key ``module:qualified_name`` (``@line`` added when one module defines a name twice).
+into snippets, each with a stable key ``module:qualified_name`` (``@line`` added when one module
+defines a name twice).
 """
 
 from __future__ import annotations
