@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict
 from guardrail.context import context_metadata
 from guardrail.errors import InputError, SpecError
 from guardrail.index.docstring_sources import ModuleNames, TreeDocstrings
-from guardrail.index.doctests import DoctestTests, doctest_tests
+from guardrail.index.doctests import REASONS, DoctestTests, doctest_tests
 from guardrail.index.errors import SourceFileError
 from guardrail.index.paths import PathFilter
 from guardrail.index.snippet import Snippet
@@ -68,6 +68,7 @@ SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "site-packages",
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 _BUILTINS = frozenset(dir(builtins))
+_LIMIT_REASONS = frozenset({"too_many_examples", "unencodable"})  # listed as function skips
 
 
 class SkippedFile(BaseModel):
@@ -228,12 +229,16 @@ def split_python_file(
     if where is None:
         return split_python_source(source, str(file), skipped=skipped)
     cache = None if docstrings is None else docstrings.setdefault(root, TreeDocstrings(root))
+    functions: list[SkippedFile] = []
     try:
-        return split_python_source(
-            source, relative, module=where["module"], root=root, docstrings=cache, skipped=skipped
+        snippets = split_python_source(
+            source, relative, module=where["module"], root=root, docstrings=cache, skipped=functions
         )
     except SourceFileError as exc:  # named by the path the user knows, not the relative one
         raise SourceFileError(str(file), exc.reason, line=exc.line, kind=exc.kind) from None
+    if skipped is not None:
+        skipped += [item.model_copy(update={"file": str(file)}) for item in functions]
+    return snippets
 
 
 def _source(file: Path, root: str, relative: str) -> str:
@@ -354,6 +359,8 @@ def _snippet(
     code = "\n".join([*needed, "", "", body]) if needed else body
     method = qualified_name if in_class else None
     found = doctest_tests(docstring, node.name, method, module) if docstring else None
+    for limit in _LIMIT_REASONS & set(found.reasons if found else ()):
+        _note(skipped, file, node, f"the examples of {qualified_name} left out: {REASONS[limit]}")
     fields: dict[str, Any] = {
         "code": code + "\n",
         "qualified_name": qualified_name,
