@@ -254,14 +254,14 @@ HOST_FILE_TEXT = "HOST-FILE-CONTENT-8d1f0c"
 
 @pytest.fixture
 def hostile_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A copy of tests/snippets/hostile_tree with its hostile files planted (see its README):
-    links out of and inside the tree, a FIFO, a socket, a bomb, a 1,100-level folder, a huge
-    file and a 12,000-example docstring. Returns the tree's root (``treepkg`` is in it)."""
+    """A copy of tests/snippets/hostile/indexed_tree with its hostile files planted (see its
+    README): links out of and inside the tree, a FIFO, a socket, a bomb, a 1,100-level folder,
+    a huge file and a 12,000-example docstring. Returns the tree's root (``treepkg`` is in it)."""
     import shutil
     import socket
 
     root = tmp_path / "hostile"
-    shutil.copytree(Path(__file__).parent / "tests" / "snippets" / "hostile_tree", root)
+    shutil.copytree(Path(__file__).parent / "tests" / "snippets" / "hostile" / "indexed_tree", root)
     package = root / "treepkg"
     host = tmp_path / "host"  # outside the tree
     (host / "folder").mkdir(parents=True)
@@ -273,12 +273,11 @@ def hostile_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     (package / "zero.py").symlink_to("/dev/zero")
     (package / "loop.py").symlink_to("loop.py")
     os.mkfifo(package / "fifo.py")
-    monkeypatch.chdir(package)  # a socket's path is limited to 108 bytes: bind it relative
-    with socket.socket(socket.AF_UNIX) as listening:
+    with monkeypatch.context() as here, socket.socket(socket.AF_UNIX) as listening:
+        here.chdir(package)  # a socket's path is limited to 108 bytes: bind it relative
         listening.bind("sock.py")
-    monkeypatch.undo()
     (package / "bomb.py").write_text("x = " + "-" * 200_000 + "1\n")
-    (package / "huge.py").write_text("TEXT = '" + "a" * (3 << 20) + "'\n")
+    (package / "huge.py").write_text("TEXT = '" + "a" * (2 << 20) + "'\n")
     examples = "".join(f"    >>> size({i})\n    {i}\n" for i in range(12_000))
     (package / "many.py").write_text(f'def size(x):\n    """\n{examples}    """\n    return x\n')
     folder = os.open(package, os.O_RDONLY | os.O_DIRECTORY)

@@ -38,7 +38,14 @@ from typing import Any
 from guardrail.errors import GuardrailError, InputError
 from guardrail.precheck import parse
 from guardrail.substitution import SubstitutionError, substitute
-from guardrail.tree import EntryKind, TreeFileError, entry_kind, read_in_tree, tree_root
+from guardrail.tree import (
+    MAX_SOURCE_BYTES,
+    EntryKind,
+    TreeFileError,
+    entry_kind,
+    read_in_tree,
+    tree_root,
+)
 
 __all__ = [
     "CONTEXT_BYTES",
@@ -168,7 +175,7 @@ def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
             " sandbox that name is the standard library's"
         )
     root = _confined_root(context.root)
-    source = _read(root, context.file, required=True)
+    source = _read(root, context.file, required=True, max_bytes=MAX_SOURCE_BYTES)  # it is parsed
     assert source is not None
     try:
         placed = substitute(source, code, context.qualified_name)
@@ -240,8 +247,11 @@ def _add_reachable(root: Path, modules: dict[str, dict[str, Any]], budget: _Budg
 
 def _imports_of(name: str, entry: Mapping[str, Any]) -> list[str]:
     """Dotted names a module's imports may load (anywhere in it: lazy imports count)."""
+    source = str(entry["source"])
+    if len(source) > MAX_SOURCE_BYTES:
+        return []  # shipped, never parsed on the host (see `guardrail.tree.MAX_SOURCE_BYTES`)
     try:
-        tree = parse(str(entry["source"]))  # exhausting the parser is a SyntaxError there
+        tree = parse(source)  # exhausting the parser is a SyntaxError there
     except SyntaxError:
         return []  # it fails in the sandbox as it would in the package
     package = name if entry["package"] else name.rpartition(".")[0]
@@ -299,12 +309,14 @@ def _confined_root(root: Path) -> Path:
         raise MissingContextError(f"no module context: the root {root}: {exc.reason}") from None
 
 
-def _read(root: Path, relative: str, *, required: bool = False) -> str | None:
+def _read(
+    root: Path, relative: str, *, required: bool = False, max_bytes: int = _MAX_MODULE_BYTES
+) -> str | None:
     """A module's text, read with `guardrail.tree.read_in_tree` (nothing outside ``root``, no
     link, regular files only); None (or, when ``required``, `MissingContextError`) if it cannot
     be had."""
     try:
-        return read_in_tree(root, relative, max_bytes=_MAX_MODULE_BYTES).decode("utf-8-sig")
+        return read_in_tree(root, relative, max_bytes=max_bytes).decode("utf-8-sig")
     except TreeFileError as exc:
         why = exc.reason
     except UnicodeDecodeError:

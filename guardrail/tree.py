@@ -47,8 +47,10 @@ __all__ = [
     "walk_tree",
 ]
 
-MAX_SOURCE_BYTES = 2 << 20
-"""Most bytes of one source file read from a tree (parsing costs up to ~500 bytes a byte)."""
+MAX_SOURCE_BYTES = 1 << 20
+"""Most bytes of one source file the index reads from a tree. Parsing costs the host up to ~500
+bytes of memory a byte and ~2.5 s a MiB (a list of a million ``1,``): 1 MiB holds the largest
+hand-written modules (pandas' ``frame.py`` is 430 KB) and keeps the worst case near 500 MB."""
 MAX_DEPTH = 64
 """Most folders below the root a walk enters; deeper ones are skipped as `TreeSkip.TOO_DEEP`."""
 
@@ -129,7 +131,8 @@ def tree_root(root: str | Path) -> Path:
     """
     real = Path(os.path.realpath(root))
     if not real.is_dir():
-        raise TreeFileError(str(root), TreeSkip.MISSING, "no such folder")
+        skip = TreeSkip.NOT_REGULAR if real.exists() else TreeSkip.MISSING
+        raise TreeFileError(str(root), skip, "the root of a tree must be a folder")
     return real
 
 

@@ -443,10 +443,10 @@ def test_tests_that_import_the_function_from_its_own_module_judge_the_retrieved_
     assert (mutant.status, mutant.reason) == (Status.FAILED, Reason.TESTS_FAILED), mutant
 
 
-# -- the indexed tree is untrusted: nothing outside the root is read (tests/snippets/hostile_tree)
+# -- the indexed tree is untrusted: nothing outside the root is read (snippets/hostile/indexed_tree)
 
 
-LEAK = (Path(__file__).parent / "snippets" / "hostile_tree" / "treepkg" / "leaks.py").read_text()
+LEAK = (FIXTURE.parent / "hostile" / "indexed_tree" / "treepkg" / "leaks.py").read_text()
 
 
 def _host_text_in(payload: object) -> bool:

@@ -231,7 +231,7 @@ def test_guardrail_index_survives_every_planted_file_and_lists_the_skips(
 
     stored = list(CodeIndex("guardrail", create=False).snippets())
     assert {s.qualified_name for s in stored} >= {"double", "triple", "leak", "halve", "echo"}
-    assert all(s.root == str(hostile_tree.resolve()) for s in stored)
+    assert {s.root for s in stored} == {str(hostile_tree.resolve())}
     assert not any(HOST_FILE_TEXT in s.code + s.docstring for s in stored)
     for output in (shown.output, as_json.output):
         assert HOST_FILE_TEXT not in output
