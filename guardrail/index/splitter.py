@@ -268,6 +268,7 @@ def split_tree(
 
     Raises:
         SourceFileError: ``path`` does not exist.
+        TreeFileError: ``path`` is neither a regular file nor a folder (a FIFO, a device).
         InputError: an ``exclude`` glob is malformed.
     """
     given = Path(path)
