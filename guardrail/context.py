@@ -289,8 +289,7 @@ def _entry(root: Path, name: str, *, package: bool | None = None) -> dict[str, A
     """
     folder = PurePosixPath(*name.split("."))
     init = (folder / "__init__.py").as_posix()
-    kind = entry_kind(root, init)
-    if kind is not None:
+    if entry_kind(root, init) is not None:  # a link or a FIFO is refused by `_read`
         source = _read(root, init)
         return None if source is None else {"file": init, "package": True, "source": source}
     if package and entry_kind(root, folder) is EntryKind.DIR:
