@@ -236,3 +236,20 @@ def test_guardrail_index_survives_every_planted_file_and_lists_the_skips(
     for output in (shown.output, as_json.output):
         assert HOST_FILE_TEXT not in output
         assert not any("\ud800" <= char <= "\udfff" for char in output)
+
+
+def test_docstrings_are_copied_only_from_inside_the_indexed_folder(tmp_path: Path) -> None:
+    """Indexing a package folder puts its sys.path root above it: nothing there is read."""
+    (tmp_path / "evil").mkdir()
+    (tmp_path / "evil" / "__init__.py").write_text("")
+    (tmp_path / "evil" / "mod.py").write_text(
+        "import neighbour\n\n\ndef f():\n    return 1\n\n\nf.__doc__ = neighbour.g.__doc__\n"
+    )
+    (tmp_path / "neighbour.py").write_text(f'def g():\n    """{HOST_FILE_TEXT}"""\n')
+
+    (alone,) = split_tree(tmp_path / "evil").snippets
+    (whole,) = [s for s in split_tree(tmp_path).snippets if s.qualified_name == "f"]
+
+    assert alone.root == str(tmp_path.resolve())  # the package's sys.path folder, as before
+    assert alone.docstring == ""
+    assert whole.docstring == HOST_FILE_TEXT  # the neighbour is in the tree indexed this time

@@ -70,10 +70,13 @@ class ModuleNames:
 
 class TreeDocstrings:
     """The docstrings of the modules under one ``sys.path`` folder (``root``), read on demand
-    and cached; with no ``root``, only a module's own definitions are known."""
+    and cached; with no ``root``, only a module's own definitions are known. ``within`` (posix,
+    relative to ``root``) confines the modules read to the indexed folder when ``root`` is above
+    it (``guardrail index src/pkg`` reads nothing of ``src/other``)."""
 
-    def __init__(self, root: str | Path | None = None) -> None:
+    def __init__(self, root: str | Path | None = None, *, within: str = "") -> None:
         self._root = None if root is None else Path(root)  # read with `guardrail.tree`
+        self._within = within.strip("/")
         self._modules: dict[str, ModuleNames | None] = {}
 
     def assigned_in(self, names: ModuleNames) -> dict[str, str]:
@@ -150,7 +153,8 @@ class TreeDocstrings:
             return None
         folder = "/".join(parts)
         for path, package in ((f"{folder}/__init__.py", module), (f"{folder}.py", "")):
-            if entry_kind(self._root, path) is None:
+            inside = not self._within or path.startswith(f"{self._within}/")
+            if not inside or entry_kind(self._root, path) is None:
                 continue
             try:  # confined to the root, regular files only, exhausting the parser is no crash
                 tree = parse(read_in_tree(self._root, path).decode("utf-8-sig"))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import os
 import re
 from collections import Counter
@@ -200,13 +201,16 @@ def split_python_file(
     *,
     docstrings: dict[str, TreeDocstrings] | None = None,
     skipped: list[SkippedFile] | None = None,
+    boundary: str | Path | None = None,
 ) -> list[Snippet]:
     """`split_python_source` of a file; snippets name it by its module context
     (`guardrail.context.context_metadata`: the path relative to the folder above its outermost
     package, the dotted module, that folder), or by its path when it is no module.
     ``docstrings`` caches the tree's docstrings by root for the files of one tree; functions left
-    out go to ``skipped``. The file is read with `guardrail.tree.read_in_tree` under that folder:
-    a link on the way (the file itself included) or a file that is not regular is refused.
+    out go to ``skipped``; docstrings copied from other modules are read only under ``boundary``
+    (the indexed folder) when given. The file is read with `guardrail.tree.read_in_tree` under
+    its sys.path folder: a link on the way (the file itself included) or a file that is not
+    regular is refused.
 
     Raises:
         SourceFileError: the file cannot be read (``kind``: a `guardrail.tree.TreeSkip`), it or
@@ -228,7 +232,12 @@ def split_python_file(
     source = _source(file, root, relative)
     if where is None:
         return split_python_source(source, str(file), skipped=skipped)
-    cache = None if docstrings is None else docstrings.setdefault(root, TreeDocstrings(root))
+    within = ""  # the indexed folder, when the sys.path root is above it
+    if boundary is not None and Path(boundary) != Path(root):
+        with contextlib.suppress(ValueError):
+            within = Path(boundary).relative_to(root).as_posix()
+    made = TreeDocstrings(root, within=within)
+    cache = None if docstrings is None else docstrings.setdefault(root, made)
     functions: list[SkippedFile] = []
     try:
         snippets = split_python_source(
@@ -282,6 +291,7 @@ def split_tree(
     excluded = 0
     # The key of a file is its real path: the root resolved once, the rest as walked (no links).
     root = Path(os.path.realpath(given.parent), given.name) if given.is_file() else tree_root(given)
+    boundary = None if given.is_file() else root
     for entry in [None] if given.is_file() else _python_files(root, path_filter):
         if entry is not None and entry.excluded:
             excluded += 1
@@ -294,7 +304,9 @@ def split_tree(
             continue
         file = root if entry is None else root / entry.relative
         try:
-            snippets = split_python_file(file, docstrings=docstrings, skipped=functions)
+            snippets = split_python_file(
+                file, docstrings=docstrings, skipped=functions, boundary=boundary
+            )
         except SourceFileError as exc:
             skipped.append(
                 SkippedFile(file=exc.file, reason=exc.reason, line=exc.line, kind=exc.kind)
