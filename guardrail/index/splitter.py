@@ -380,8 +380,7 @@ def _snippet(
         "file": file,
         "start_line": start,
         "end_line": end,
-        # Stored, embedded and shown: a lone surrogate (``"\\udc80"`` in a docstring) is escaped.
-        "docstring": clean(docstring, limit=len(docstring) * 6),
+        "docstring": _storable(docstring),
         "signature": _signature(node),
     }
     if found and found.tests:
@@ -396,6 +395,16 @@ def _snippet(
         except SpecError as exc:  # tests no spec takes (too many, too big): kept, untested
             _note(skipped, file, node, f"the tests of {qualified_name} left out: {exc}")
     return Snippet(**fields, entry_point=_entry_point(node.name, method, None))
+
+
+def _storable(docstring: str) -> str:
+    """The docstring as stored, embedded and shown: one with a lone surrogate (``"\\udc80"`` in
+    the source), which no store or terminal takes, gets its unsafe characters escaped."""
+    try:
+        docstring.encode("utf-8")
+    except UnicodeEncodeError:
+        return clean(docstring, limit=len(docstring) * 6)
+    return docstring
 
 
 def _entry_point(name: str, method: str | None, found: DoctestTests | None) -> str:
