@@ -246,3 +246,77 @@ def minilm() -> object:
     function = minilm_embedding()
     function.load()
     return function
+
+
+HOST_FILE_TEXT = "HOST-FILE-CONTENT-8d1f0c"
+"""What the host files outside a `hostile_tree` hold: it must never be read, stored or shipped."""
+
+
+@pytest.fixture
+def host_file_text() -> str:
+    """`HOST_FILE_TEXT`, for test modules (importing ``conftest`` by name would find whichever
+    of the suite's conftest modules was imported last)."""
+    return HOST_FILE_TEXT
+
+
+@pytest.fixture
+def hostile_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A copy of tests/snippets/hostile/indexed_tree with its hostile files planted (see its
+    README): links out of and inside the tree, a FIFO, a socket, a bomb, a 1,100-level folder,
+    a huge file and a 12,000-example docstring. Returns the tree's root (``treepkg`` is in it)."""
+    import shutil
+    import socket
+
+    root = tmp_path / "hostile"
+    shutil.copytree(Path(__file__).parent / "tests" / "snippets" / "hostile" / "indexed_tree", root)
+    package = root / "treepkg"
+    host = tmp_path / "host"  # outside the tree
+    (host / "folder").mkdir(parents=True)
+    (host / "secret.py").write_text(f"TEXT = {HOST_FILE_TEXT!r}\n")
+    (host / "folder" / "mod.py").write_text(f"def mod():\n    return {HOST_FILE_TEXT!r}\n")
+    (package / "secret.py").symlink_to(host / "secret.py")
+    (package / "linked").symlink_to(host / "folder", target_is_directory=True)
+    (package / "inlink.py").symlink_to("inside.py")
+    (package / "zero.py").symlink_to("/dev/zero")
+    (package / "loop.py").symlink_to("loop.py")
+    os.mkfifo(package / "fifo.py")
+    with monkeypatch.context() as here, socket.socket(socket.AF_UNIX) as listening:
+        here.chdir(package)  # a socket's path is limited to 108 bytes: bind it relative
+        listening.bind("sock.py")
+    (package / "bomb.py").write_text("x = " + "-" * 200_000 + "1\n")
+    (package / "huge.py").write_text("TEXT = '" + "a" * (2 << 20) + "'\n")
+    examples = "".join(f"    >>> size({i})\n    {i}\n" for i in range(12_000))
+    (package / "many.py").write_text(f'def size(x):\n    """\n{examples}    """\n    return x\n')
+    folder = os.open(package, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(1_100):  # deeper than PATH_MAX allows by name: made through descriptors
+        os.mkdir("d", dir_fd=folder)
+        below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
+        os.close(folder)
+        folder = below
+    bottom = os.open("bottom.py", os.O_WRONLY | os.O_CREAT, dir_fd=folder)
+    os.write(bottom, b"def bottom():\n    return 1\n")
+    os.close(bottom)
+    os.close(folder)
+    yield root
+    _flatten_deep_folder(package)
+
+
+def _flatten_deep_folder(parent: Path) -> None:
+    """Remove ``parent/d/d/...`` a level at a time (``shutil.rmtree`` recurses once a level, past
+    Python's recursion limit): the folder below the top one moves up and takes its place."""
+    top = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        while True:
+            below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=top)
+            try:
+                if "d" not in os.listdir(below):
+                    os.unlink("bottom.py", dir_fd=below)
+                    break
+                os.rename("d", "d.up", src_dir_fd=below, dst_dir_fd=top)
+            finally:
+                os.close(below)
+            os.rmdir("d", dir_fd=top)
+            os.rename("d.up", "d", src_dir_fd=top, dst_dir_fd=top)
+        os.rmdir("d", dir_fd=top)
+    finally:
+        os.close(top)

@@ -36,8 +36,17 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from guardrail.errors import GuardrailError, InputError
+from guardrail.precheck import parse
 from guardrail.roots import register_context_root, trusted_root
 from guardrail.substitution import SubstitutionError, substitute
+from guardrail.tree import (
+    MAX_SOURCE_BYTES,
+    EntryKind,
+    TreeFileError,
+    entry_kind,
+    read_in_tree,
+    tree_root,
+)
 
 __all__ = [
     "CONTEXT_BYTES",
@@ -85,23 +94,27 @@ def context_metadata(path: str | Path, root: str | Path | None = None) -> dict[s
     folder up without an ``__init__.py``), which is what ``sys.path`` would hold. The root
     becomes a context root of this process (`guardrail.roots`): the caller vouched for it.
 
+    Only the root is resolved (`guardrail.tree.tree_root`); the file's path below it is taken as
+    written, never through its links, so a link to a file elsewhere names the link, not its
+    target (and `build_job_context` then refuses to read it).
+
     Raises:
         InputError: not a ``.py`` file, outside ``root``, or a path that is no import name.
     """
-    file = Path(path).resolve()
+    file = Path(os.path.abspath(path))
     if file.suffix != ".py":
         raise InputError(f"{file}: not a Python source file (.py)")
-    if root is None:
-        top, relative, module = _outermost_package(file)
-    else:
-        top = Path(root).resolve()
-        try:
-            relative = file.relative_to(top).as_posix()
+    top = _package_top(file) if root is None else Path(os.path.abspath(root))
+    try:
+        relative = PurePosixPath(file.relative_to(top).as_posix())
+    except ValueError:
+        try:  # the file given by its real path, the root by a link to it
+            relative = PurePosixPath(file.relative_to(os.path.realpath(top)).as_posix())
         except ValueError:
             raise InputError(f"{file} is not under the context root {top}") from None
-        module = _module_name(PurePosixPath(relative))
-    register_context_root(top)
-    return {"root": str(top), "file": relative, "module": module}
+    module = _module_name(relative)
+    real = register_context_root(top)
+    return {"root": str(real), "file": relative.as_posix(), "module": module}
 
 
 def context_from_metadata(
@@ -158,11 +171,17 @@ def context_from_metadata(
     return CodeContext(Path(root), PurePosixPath(file).as_posix(), name, qualified, **lines)
 
 
+def _package_top(file: Path) -> Path:
+    """The folder above the outermost package of an absolute ``.py`` path (no link followed)."""
+    top = file.parent
+    while entry_kind(top, "__init__.py") is EntryKind.FILE and top.parent != top:
+        top = top.parent
+    return top
+
+
 def _outermost_package(file: Path) -> tuple[Path, str, str]:
     """(root, file relative to it, module) of an absolute ``.py`` path, without reading it."""
-    top = file.parent
-    while (top / "__init__.py").is_file() and top.parent != top:
-        top = top.parent
+    top = _package_top(file)
     relative = file.relative_to(top)
     return top, relative.as_posix(), _module_name(relative)
 
@@ -195,7 +214,8 @@ def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
             f"module {context.module!r} has the name of a standard-library module; in the"
             " sandbox that name is the standard library's"
         )
-    source = _read(context.root / context.file, required=True)
+    root = _confined_root(context.root)
+    source = _read(root, context.file, required=True, max_bytes=MAX_SOURCE_BYTES)  # it is parsed
     assert source is not None
     try:
         placed = substitute(source, code, context.qualified_name)
@@ -204,7 +224,7 @@ def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
     modules: dict[str, dict[str, Any]] = {}
     budget = _Budget()
     for name in _parents(context.module):  # the packages above it are required
-        entry = _entry(context.root, name, package=True)
+        entry = _entry(root, name, package=True)
         if entry is None:
             raise MissingContextError(f"package {name!r} of {context.file} cannot be read")
         budget.take(entry, required=True)
@@ -212,7 +232,7 @@ def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
     target = {"file": context.file, "package": context.package, "source": placed.source}
     budget.take(target, required=True)
     modules[context.module] = target
-    _add_reachable(context.root, modules, budget)
+    _add_reachable(root, modules, budget)
     judged = None
     if placed.lines and context.qualified_name:
         judged = {"name": context.qualified_name, "lines": [list(r) for r in placed.lines]}
@@ -267,9 +287,12 @@ def _add_reachable(root: Path, modules: dict[str, dict[str, Any]], budget: _Budg
 
 def _imports_of(name: str, entry: Mapping[str, Any]) -> list[str]:
     """Dotted names a module's imports may load (anywhere in it: lazy imports count)."""
+    source = str(entry["source"])
+    if len(source) > MAX_SOURCE_BYTES:
+        return []  # shipped, never parsed on the host (see `guardrail.tree.MAX_SOURCE_BYTES`)
     try:
-        tree = ast.parse(str(entry["source"]))
-    except (SyntaxError, ValueError):
+        tree = parse(source)  # exhausting the parser is a SyntaxError there
+    except SyntaxError:
         return []  # it fails in the sandbox as it would in the package
     package = name if entry["package"] else name.rpartition(".")[0]
     wanted: list[str] = []
@@ -299,40 +322,46 @@ def imported_module(node: ast.ImportFrom, package: str) -> str | None:
 
 
 def _entry(root: Path, name: str, *, package: bool | None = None) -> dict[str, Any] | None:
-    """``{"file", "package", "source"}`` of module ``name`` under ``root``, None if absent.
+    """``{"file", "package", "source"}`` of module ``name`` under ``root``, None if absent or
+    refused (`guardrail.tree`: a link, not a regular file, too large).
 
     A folder without ``__init__.py`` on the way is a namespace package: shipped empty.
     """
-    folder = root.joinpath(*name.split("."))
-    init = folder / "__init__.py"
-    if init.is_file():
-        source = _read(init)
-        relative = init.relative_to(root).as_posix()
-        return None if source is None else {"file": relative, "package": True, "source": source}
-    if package and folder.is_dir():
-        return {"file": folder.relative_to(root).as_posix() + "/", "package": True, "source": ""}
-    module = folder.with_suffix(".py")
-    if package is not True and module.is_file():
-        source = _read(module)
-        relative = module.relative_to(root).as_posix()
-        return None if source is None else {"file": relative, "package": False, "source": source}
+    folder = PurePosixPath(*name.split("."))
+    init = (folder / "__init__.py").as_posix()
+    if entry_kind(root, init) is not None:  # a link or a FIFO is refused by `_read`
+        source = _read(root, init)
+        return None if source is None else {"file": init, "package": True, "source": source}
+    if package and entry_kind(root, folder) is EntryKind.DIR:
+        return {"file": folder.as_posix() + "/", "package": True, "source": ""}
+    module = folder.with_suffix(".py").as_posix()
+    if package is not True and entry_kind(root, module) is not None:
+        source = _read(root, module)
+        return None if source is None else {"file": module, "package": False, "source": source}
     return None
 
 
-def _read(path: Path, *, required: bool = False) -> str | None:
-    """A module's text; None (or, when ``required``, `MissingContextError`) if it cannot be had."""
-    why = ""
+def _confined_root(root: Path) -> Path:
     try:
-        size = path.stat().st_size
-        if size <= _MAX_MODULE_BYTES:
-            return path.read_bytes().decode("utf-8-sig")
-        why = f"{size:,} bytes, over {CONTEXT_BYTES:,}"
-    except OSError as exc:
-        why = exc.strerror or str(exc)
+        return tree_root(root)
+    except TreeFileError as exc:
+        raise MissingContextError(f"no module context: the root {root}: {exc.reason}") from None
+
+
+def _read(
+    root: Path, relative: str, *, required: bool = False, max_bytes: int = _MAX_MODULE_BYTES
+) -> str | None:
+    """A module's text, read with `guardrail.tree.read_in_tree` (nothing outside ``root``, no
+    link, regular files only); None (or, when ``required``, `MissingContextError`) if it cannot
+    be had."""
+    try:
+        return read_in_tree(root, relative, max_bytes=max_bytes).decode("utf-8-sig")
+    except TreeFileError as exc:
+        why = exc.reason
     except UnicodeDecodeError:
         why = "not UTF-8 text"
     if required:
-        raise MissingContextError(f"cannot read the candidate's module {path}: {why}")
+        raise MissingContextError(f"cannot read the candidate's module {relative}: {why}")
     return None
 
 

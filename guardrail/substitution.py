@@ -17,6 +17,8 @@ import re
 import tokenize
 from dataclasses import dataclass
 
+from guardrail.precheck import at_line, parse
+
 __all__ = ["Substituted", "SubstitutionError", "substitute"]
 
 _Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -60,10 +62,10 @@ def substitute(module_source: str, code: str, qualified_name: str) -> Substitute
         SubstitutionError: the module does not parse, the name cannot be isolated on its lines,
             or a method's class is gone from the module.
     """
-    try:
-        module = ast.parse(module_source)
+    try:  # the tree's module is hostile too: nesting that exhausts the parser is a SyntaxError
+        module = parse(module_source)
     except SyntaxError as exc:
-        raise SubstitutionError(f"the module does not parse now (line {exc.lineno})") from None
+        raise SubstitutionError(f"the module does not parse now{at_line(exc)}") from None
     candidate = ast.parse(code)  # the gate parsed it already (precheck)
     lines = _lines(module_source)
     code_lines = _lines(code)

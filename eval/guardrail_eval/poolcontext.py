@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from guardrail.roots import register_context_root
+from guardrail.tree import EntryKind, entry_kind
 
 if TYPE_CHECKING:
     from guardrail_eval.pool import CorpusEntry, Pool
@@ -90,7 +91,7 @@ def missing_context_file(pool: Pool) -> str | None:
             continue
         file = entry.context.file
         if file not in seen:
-            seen[file] = (root / file).is_file()
+            seen[file] = entry_kind(root, file) is EntryKind.FILE  # a link is no file here
         if not seen[file]:
             return entry.corpus_id
     return None

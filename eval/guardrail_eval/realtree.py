@@ -5,13 +5,14 @@
 ``sys.path`` root: each file goes to its path relative to its own root (the folder above its
 outermost package, `guardrail.context.context_metadata`), so ``more_itertools/more.py`` stays
 ``more_itertools/more.py``. The pool is built from, and judged against, exactly this copy.
-`indexed_functions` splits the copy into snippets, each with a stable key
-``module:qualified_name`` (``@line`` added when one module defines a name twice).
+Sources are walked and read with `guardrail.tree` (no link followed, regular files only), so a
+link in a source tree never copies a host file into a pool. `indexed_functions` splits the copy
+into snippets, each with a stable key ``module:qualified_name`` (``@line`` added when one module
+defines a name twice).
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from guardrail.context import context_metadata
 from guardrail.errors import InputError
 from guardrail.index import Snippet
 from guardrail.index.splitter import split_tree
+from guardrail.tree import read_in_tree
 from guardrail_eval.poolcontext import CorpusContext
 
 __all__ = ["IndexedFunction", "StagedTree", "indexed_functions", "stage_tree"]
@@ -67,7 +69,9 @@ def stage_tree(sources: Sequence[Path], staging: Path) -> StagedTree:
         notes += [f"not indexed: {skipped}" for skipped in tree.skipped.files]
         for file in tree.files:
             try:
-                relative = context_metadata(file)["file"]
+                where = context_metadata(file)
+                relative = where["file"]
+                data = read_in_tree(where["root"], relative)  # what was split, never a link
             except InputError as exc:
                 notes.append(f"left out {file}: {exc}")
                 continue
@@ -77,7 +81,7 @@ def stage_tree(sources: Sequence[Path], staging: Path) -> StagedTree:
             copied[relative] = Path(file)
             target = staging / relative
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(file, target)
+            target.write_bytes(data)
     if not copied:
         named = ", ".join(str(source) for source in sources)
         raise PoolBuildError(f"{named}: no Python file to build a pool from")

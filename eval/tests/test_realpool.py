@@ -263,3 +263,36 @@ def test_a_context_file_missing_from_the_pool_is_refused_at_load(tmp_path: Path)
     pool = load_pool(tmp_path / "pool")
     assert pool.corpus["c1"].context is not None
     assert candidate_metadata(pool, pool.corpus["c1"])["root"] == str(tmp_path / "pool/context")
+
+
+def test_staging_a_tree_copies_no_link_and_no_host_file(
+    hostile_tree: Path, tmp_path: Path, host_file_text: str
+) -> None:
+    """A pool is built from the files `guardrail index` reads, as read: links are left out."""
+    from guardrail_eval.realtree import stage_tree
+
+    staging = tmp_path / "staging"
+    staged = stage_tree([hostile_tree], staging)
+
+    assert "treepkg/good.py" in staged.files
+    assert not {"treepkg/secret.py", "treepkg/inlink.py", "treepkg/zero.py"} & set(staged.files)
+    assert any("secret.py: a symbolic link" in note for note in staged.notes)
+    copied = [path for path in staging.rglob("*") if path.is_file()]
+    assert not any(path.is_symlink() for path in staging.rglob("*"))
+    assert not any(host_file_text in path.read_text(errors="replace") for path in copied)
+
+
+def test_a_context_file_that_is_a_link_is_refused_at_load(tmp_path: Path) -> None:
+    data = tmp_path / "pool" / "data"
+    data.mkdir(parents=True)
+    context = {"file": "pkg/mod.py", "module": "pkg.mod", "qualified_name": "f"}
+    row = {"corpus_id": "c1", "code": "def f():\n    return 1\n", "label": "correct"}
+    query = {"query_id": "q1", "query": "one", "test_suite": ["assert f() == 1"]}
+    query |= {"correct_corpus_ids": ["c1"], "paired_distractor_corpus_ids": []}
+    (data / "corpus.jsonl").write_text(json.dumps({**row, "context": context}) + "\n")
+    (data / "queries.jsonl").write_text(json.dumps(query) + "\n")
+    (tmp_path / "host.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "pool" / "context" / "pkg").mkdir(parents=True)
+    (tmp_path / "pool" / "context" / "pkg" / "mod.py").symlink_to(tmp_path / "host.py")
+    with pytest.raises(PoolFormatError, match=r"corpus.jsonl:1: context.file: no such file"):
+        load_pool(tmp_path / "pool")

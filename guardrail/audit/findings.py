@@ -223,6 +223,11 @@ class AuditReport(BaseModel):
     counts: AuditCounts
     findings: tuple[Finding, ...]
     seconds: dict[str, float]  # wall time of each phase
+    skipped: dict[str, int] = {}
+    """Files of the audited PATH that were not read or not parsed, counted by kind (``symlink``,
+    ``not_regular``, ``too_large``, ``too_deep``, ``syntax_error``, ``too_complex``...)."""
+    skipped_files: tuple[str, ...] = ()
+    """Each of them (and each function left out), ``file[:line]: reason``."""
 
     def at_least(self, severity: Severity) -> list[Finding]:
         return [f for f in self.findings if f.severity.rank >= severity.rank]

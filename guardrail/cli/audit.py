@@ -44,6 +44,7 @@ from guardrail.cli.index import (
     IncludeTestsOption,
     IndexDirOption,
     open_index,
+    print_skips,
     split_path,
     store_tree,
 )
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from guardrail.audit import AuditProgress, AuditReport, Site
+    from guardrail.index import TreeSplit
 
 __all__ = ["app"]
 
@@ -242,13 +244,24 @@ def tree(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
                     target=str(path) if path is not None else code_index.name,
                     on_progress=on_progress,
                 )
+        report = _with_skips(report, split)
         _write_reports(report, json_file, sarif_file, html_file)
+    print_skips(split)
     console.print(_table(report))
     if fail_on is not FailOn.NEVER:
         from guardrail.audit import Severity
 
         if report.at_least(Severity(fail_on.value)):
             raise typer.Exit(1)
+
+
+def _with_skips(report: AuditReport, split: TreeSplit | None) -> AuditReport:
+    """The report with what the split of PATH skipped (nothing to add for a collection)."""
+    if split is None:
+        return report
+    every = [*split.skipped.files, *split.skipped.functions]
+    skipped = {"skipped": split.skipped.by_kind(), "skipped_files": tuple(map(str, every))}
+    return report.model_copy(update=skipped)
 
 
 def _given(ctx: typer.Context, parameter: str) -> bool:

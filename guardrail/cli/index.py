@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 from rich.text import Text
 
 from guardrail.cli.common import console, err_console, fail, reporting_errors
-from guardrail.safetext import clean, one_line
+from guardrail.safetext import clean, dumps_json, one_line
 
 if TYPE_CHECKING:
     from guardrail.index import AddReport, CodeIndex, ProgressHook, Snippet, TreeSplit
@@ -85,19 +85,27 @@ def index(  # noqa: PLR0917 - Typer maps parameters to options; callers never pa
     embedding: EmbeddingOption = "minilm",
     exclude: ExcludeOption = None,
     include_tests: IncludeTestsOption = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
+    ] = False,
 ) -> None:
     """Index every function and method of the Python files under PATH.
 
     Doctest examples in a function's docstring become its stored tests. Re-indexing replaces
     the snippets of changed files and leaves unchanged ones alone; files now excluded, deleted
-    or no longer parsing are removed from the index. Files that do not parse are skipped and
-    listed. Exit code 2 on bad input (a single PATH file that does not parse, a bad GLOB).
+    or no longer parsing are removed from the index. Files that cannot be used are skipped and
+    listed with their reason, and the others indexed: symbolic links (never followed), FIFOs,
+    sockets and devices (never opened), files too large, too deeply nested or that do not parse.
+    Exit code 2 on bad input (a single PATH file that does not parse, a bad GLOB).
     """
     with reporting_errors():
         tree = split_path(path, exclude=exclude, include_tests=include_tests)
         code_index = open_index(collection, index_dir, chroma_url, embedding)
         report = store_tree(code_index, path, tree)
-    _print_summary(path, code_index, tree, report)
+    if as_json:
+        typer.echo(dumps_json(_summary(path, code_index, tree, report), ascii_only=True))
+    else:
+        _print_summary(path, code_index, tree, report)
 
 
 def split_path(path: Path, *, exclude: list[str] | None, include_tests: bool) -> TreeSplit:
@@ -176,6 +184,59 @@ def _progress(total: int) -> Iterator[ProgressHook]:
         yield on_progress
 
 
+def skip_summary(tree: TreeSplit) -> dict[str, Any]:
+    """The skips of a split, for ``--json`` (shared with ``guardrail audit``): counts by kind,
+    then each skipped file and function with its reason."""
+    skipped = tree.skipped
+    return {
+        "count": skipped.count,
+        "by_kind": skipped.by_kind(),
+        "files": [item.model_dump() for item in skipped.files],
+        "functions": [item.model_dump() for item in skipped.functions],
+    }
+
+
+def _summary(
+    path: Path, code_index: CodeIndex, tree: TreeSplit, report: AddReport
+) -> dict[str, Any]:
+    return {
+        "path": str(path),
+        "collection": code_index.name,
+        "location": code_index.location,
+        "in_collection": code_index.count(),
+        "files": {
+            "read": len(tree.files),
+            "skipped": tree.skipped.count,
+            "excluded": tree.excluded,
+        },
+        "snippets": {
+            "found": len(tree.snippets),
+            "added": report.added,
+            "updated": report.updated,
+            "unchanged": report.unchanged,
+            "removed": report.removed,
+        },
+        "skipped": skip_summary(tree),
+    }
+
+
+def print_skips(tree: TreeSplit | None) -> None:
+    """Every skipped file and function with its reason, as plain text (shared with ``audit``,
+    whose ``tree`` is None when it audits a collection: nothing to print)."""
+    if tree is None:
+        return
+    skipped = tree.skipped
+    if skipped.count:
+        kinds = ", ".join(f"{count} {kind}" for kind, count in skipped.by_kind().items())
+        console.print(f"skipped ({kinds}):", highlight=False)
+        for item in skipped.files:
+            console.print(Text("  " + clean(str(item))), highlight=False, soft_wrap=True)
+    if skipped.functions:
+        console.print(f"functions left out or untested: {len(skipped.functions)}", highlight=False)
+        for item in skipped.functions:
+            console.print(Text("  " + clean(str(item))), highlight=False, soft_wrap=True)
+
+
 def _print_summary(path: Path, code_index: CodeIndex, tree: TreeSplit, report: AddReport) -> None:
     """Counts, then every skipped file; paths and names are printed as plain text, never markup
     (a file may be named ``[bold]x.py`` or carry escape sequences)."""
@@ -197,7 +258,4 @@ def _print_summary(path: Path, code_index: CodeIndex, tree: TreeSplit, report: A
         f" {report.unchanged} unchanged; {report.removed} old snippets removed",
         highlight=False,
     )
-    if tree.skipped.count:
-        console.print("skipped:", highlight=False)
-        for skipped in tree.skipped.files:
-            console.print(Text("  " + clean(str(skipped))), highlight=False, soft_wrap=True)
+    print_skips(tree)

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from guardrail.context import imported_module
+from guardrail.precheck import parse
 from guardrail.sandbox.runner.static import module_statements
+from guardrail.tree import TreeFileError, entry_kind, read_in_tree
 
 __all__ = ["ModuleNames", "TreeDocstrings"]
 
@@ -68,10 +70,13 @@ class ModuleNames:
 
 class TreeDocstrings:
     """The docstrings of the modules under one ``sys.path`` folder (``root``), read on demand
-    and cached; with no ``root``, only a module's own definitions are known."""
+    and cached; with no ``root``, only a module's own definitions are known. ``within`` (posix,
+    relative to ``root``) confines the modules read to the indexed folder when ``root`` is above
+    it (``guardrail index src/pkg`` reads nothing of ``src/other``)."""
 
-    def __init__(self, root: str | Path | None = None) -> None:
-        self._root = None if root is None else Path(root)
+    def __init__(self, root: str | Path | None = None, *, within: str = "") -> None:
+        self._root = None if root is None else Path(root)  # read with `guardrail.tree`
+        self._within = within.strip("/")
         self._modules: dict[str, ModuleNames | None] = {}
 
     def assigned_in(self, names: ModuleNames) -> dict[str, str]:
@@ -146,14 +151,16 @@ class TreeDocstrings:
         parts = module.split(".")
         if self._root is None or not all(part.isidentifier() for part in parts):
             return None
-        folder = self._root.joinpath(*parts)
-        for path, package in ((folder / "__init__.py", module), (folder.with_suffix(".py"), "")):
-            if path.is_file():
-                try:
-                    tree = ast.parse(path.read_bytes().decode("utf-8-sig"))
-                except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
-                    return None
-                return ModuleNames.of(tree, module, package or module.rpartition(".")[0])
+        folder = "/".join(parts)
+        for path, package in ((f"{folder}/__init__.py", module), (f"{folder}.py", "")):
+            inside = not self._within or path.startswith(f"{self._within}/")
+            if not inside or entry_kind(self._root, path) is None:
+                continue
+            try:  # confined to the root, regular files only, exhausting the parser is no crash
+                tree = parse(read_in_tree(self._root, path).decode("utf-8-sig"))
+            except (TreeFileError, SyntaxError, UnicodeDecodeError):
+                return None
+            return ModuleNames.of(tree, module, package or module.rpartition(".")[0])
         return None
 
 

@@ -38,7 +38,10 @@ from dataclasses import dataclass, field
 from guardrail.reach import method_reached
 from guardrail.sandbox.runner.doctesting import FLAGS
 
-__all__ = ["REASONS", "DoctestTests", "doctest_tests"]
+__all__ = ["MAX_EXAMPLES", "REASONS", "DoctestTests", "doctest_tests"]
+
+MAX_EXAMPLES = 1000
+"""Most examples one docstring may have; one with more gets no tests (`REASONS`), in linear time."""
 
 REASONS = {
     "skip_directive": "marked `# doctest: +SKIP`",
@@ -49,6 +52,8 @@ REASONS = {
     "process_state": "the docstring sets process state (a random seed, the environment, the"
     " directory) that the judge's process does not share with the candidate's",
     "never_calls": "no example of the docstring calls the function",
+    "too_many_examples": f"the docstring has more than {MAX_EXAMPLES:,} examples",
+    "unencodable": "the docstring's setup holds a lone surrogate (``\\udc80``) no store can hold",
 }
 """Why an example was skipped, by the reason word `DoctestTests.reasons` counts."""
 
@@ -56,6 +61,7 @@ _FLAG_NAMES = {value: name for name, value in doctest.OPTIONFLAGS_BY_NAME.items(
 _INTROSPECTION_CALLS = frozenset({"help", "dir", "vars", "id", "globals", "locals"})
 _PASSING_ONLY = frozenset({"callable", "type", "isinstance", "issubclass", "hasattr", "getattr"})
 _PROCESS_STATE_CALLS = frozenset({"seed", "chdir", "putenv", "unsetenv", "setlocale", "umask"})
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ADDRESS = re.compile(r" at 0x[0-9A-Fa-f]+")
 _OBJECT_REPR = re.compile(r"<(function|bound method|built-in function|method) ")
 
@@ -89,18 +95,13 @@ def doctest_tests(
         examples = doctest.DocTestParser().get_examples(docstring)
     except ValueError:  # inconsistent indentation and the like: not a doctest we can read
         return DoctestTests()
+    if len(examples) > MAX_EXAMPLES:
+        return DoctestTests(reasons={"too_many_examples": len(examples)})
     owner, _, _ = (qualified_name or entry_point).rpartition(".")
     state = _State(entry_point, owner, (qualified_name or "") if owner else "", module)
     for example in examples:
         state.take(example)
-    kept = len(state.tests) + len(state.setup)
-    if state.sets_process_state:
-        return DoctestTests(reasons={"process_state": len(examples)})
-    if kept and not state.exercised:
-        return DoctestTests(reasons=dict(state.reasons + Counter(never_calls=kept)))
-    if not state.exercised:
-        return DoctestTests(reasons=dict(state.reasons))
-    return DoctestTests(state.tests, "\n".join(state.setup), dict(state.reasons))
+    return state.result(len(examples))
 
 
 class _State:
@@ -125,6 +126,20 @@ class _State:
         self.called = False  # an example so far calls the function
         self.exercised = False  # ... and one at or after it is compared
         self.sets_process_state = False
+
+    def result(self, examples: int) -> DoctestTests:
+        """The tests of the examples taken, or none with the reason (see the module)."""
+        kept = len(self.tests) + len(self.setup)
+        setup = "\n".join(self.setup)
+        if self.sets_process_state:
+            return DoctestTests(reasons={"process_state": examples})
+        if _SURROGATE.search(setup):  # tests are reprs (escaped); setup is the examples' own text
+            return DoctestTests(reasons={"unencodable": examples})
+        if kept and not self.exercised:
+            return DoctestTests(reasons=dict(self.reasons + Counter(never_calls=kept)))
+        if not self.exercised:
+            return DoctestTests(reasons=dict(self.reasons))
+        return DoctestTests(self.tests, setup, dict(self.reasons))
 
     def take(self, example: doctest.Example) -> None:
         source = example.source.removesuffix("\n")

@@ -57,13 +57,18 @@ class SourceFileError(InputError):
         file: the file, as given.
         reason: what is wrong, without the location (``syntax error: invalid syntax``).
         line: the 1-based line of the problem, when there is one.
+        kind: the reason as one word skip reports count by (``syntax_error``, ``symlink``, ...:
+            `guardrail.index.splitter.SKIP_KINDS` and `guardrail.tree.TreeSkip`).
     """
 
-    def __init__(self, file: str, reason: str, *, line: int | None = None) -> None:
+    def __init__(
+        self, file: str, reason: str, *, line: int | None = None, kind: str = "syntax_error"
+    ) -> None:
         super().__init__(f"{file}:{line}: {reason}" if line else f"{file}: {reason}")
         self.file = file
         self.reason = reason
         self.line = line
+        self.kind = kind
 
 
 class IndexNotFoundError(CodeIndexError, InputError):

@@ -23,21 +23,36 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from guardrail.context import context_metadata
 from guardrail.errors import InputError, SpecError
 from guardrail.index.docstring_sources import ModuleNames, TreeDocstrings
-from guardrail.index.doctests import DoctestTests, doctest_tests
+from guardrail.index.doctests import REASONS, DoctestTests, doctest_tests
 from guardrail.index.errors import SourceFileError
 from guardrail.index.paths import PathFilter
 from guardrail.index.snippet import Snippet
+from guardrail.precheck import capped_size
+from guardrail.safetext import clean, one_line
 from guardrail.spec import infer_entry_point
+from guardrail.tree import (
+    MAX_SOURCE_BYTES,
+    DirChoice,
+    TreeEntry,
+    TreeFileError,
+    TreeSkip,
+    read_in_tree,
+    tree_root,
+    walk_tree,
+)
 
 __all__ = [
     "SKIPPED_DIRECTORIES",
@@ -53,18 +68,21 @@ SKIPPED_DIRECTORIES = frozenset({"__pycache__", "node_modules", "site-packages",
 """Directory names `split_tree` never enters (besides hidden ones such as ``.venv`` or ``.git``)."""
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
-_KEEP_ALL = PathFilter(include_tests=True)  # counts the files under an excluded directory
 _BUILTINS = frozenset(dir(builtins))
+_LIMIT_REASONS = frozenset({"too_many_examples", "unencodable"})  # listed as function skips
 
 
 class SkippedFile(BaseModel):
-    """A file `split_tree` could not use, and why."""
+    """A file (or one function of a file) `split_tree` could not use, and why: ``kind`` is the
+    reason as one word (a `guardrail.tree.TreeSkip`, or ``syntax_error``, ``too_complex``,
+    ``not_utf8``, ``bad_name``, ``function``), ``reason`` says it in full."""
 
     model_config = ConfigDict(frozen=True)
 
     file: str
     reason: str
     line: int | None = None
+    kind: str = "syntax_error"
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
@@ -77,10 +95,17 @@ class SkipReport(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     files: tuple[SkippedFile, ...] = ()
+    functions: tuple[SkippedFile, ...] = ()
+    """Functions left out of files that were read (or kept without their tests)."""
 
     @property
     def count(self) -> int:
+        """How many files were skipped (functions not counted)."""
         return len(self.files)
+
+    def by_kind(self) -> dict[str, int]:
+        """How many files were skipped for each ``kind``, most common first."""
+        return dict(Counter(skipped.kind for skipped in self.files).most_common())
 
 
 class TreeSplit(BaseModel):
@@ -108,18 +133,20 @@ def split_python_source(
     module: str = "",
     root: str = "",
     docstrings: TreeDocstrings | None = None,
+    skipped: list[SkippedFile] | None = None,
 ) -> list[Snippet]:
     """Snippets of every function and method in ``source``, in source order; ``file``,
     ``module`` and ``root`` are stored with each (see `Snippet`). Docstrings copied from other
     modules are read from ``root`` (through ``docstrings``, a cache one tree's files share).
 
+    One function that cannot be made a snippet (nesting the host cannot walk, stored tests that
+    cannot be used) is left out, or kept without its tests, and listed in ``skipped`` when given.
+
     Raises:
-        SourceFileError: the source does not parse (with the line).
+        SourceFileError: the source is over `MAX_SOURCE_BYTES` or does not parse (with the line;
+            ``kind`` ``too_complex`` for nesting that exhausts the parser).
     """
-    try:
-        tree = ast.parse(source, filename=file)
-    except SyntaxError as exc:
-        raise SourceFileError(file, f"syntax error: {exc.msg}", line=exc.lineno) from None
+    tree = _parse(source, file)
     # Python breaks lines only at \n, \r\n and \r; str.splitlines also breaks at form feeds and
     # other separators, which would shift every later line number.
     lines = _LINE_BREAK.split(source)
@@ -130,9 +157,14 @@ def split_python_source(
     assigned = tree_docstrings.assigned_in(names) if names.assigned else {}
     for node, qualified_name, in_class in _functions(tree.body, prefix="", in_class=False):
         docstring = ast.get_docstring(node) or ("" if in_class else assigned.get(node.name, ""))
-        snippet = _snippet(
-            node, qualified_name, lines, tree, file=file, in_class=in_class, docstring=docstring
-        )
+        try:
+            snippet = _snippet(
+                node, qualified_name, lines, tree, file=file, in_class=in_class,
+                docstring=docstring, skipped=skipped,
+            )  # fmt: skip
+        except (MemoryError, RecursionError, ValueError) as exc:  # one function, not the file
+            _note(skipped, file, node, f"function {qualified_name} left out: {_why(exc)}")
+            continue
         if module or root:
             snippet = snippet.model_copy(update={"module": module, "root": root})
         # The same definition twice (if/else branches) is one snippet: the first one stays.
@@ -140,45 +172,94 @@ def split_python_source(
     return list(snippets.values())
 
 
+def _parse(source: str, file: str) -> ast.Module:
+    if capped_size(source, MAX_SOURCE_BYTES) > MAX_SOURCE_BYTES:
+        raise SourceFileError(file, f"over {MAX_SOURCE_BYTES:,} bytes", kind=TreeSkip.TOO_LARGE)
+    try:
+        return ast.parse(source, filename=file)
+    except SyntaxError as exc:
+        raise SourceFileError(file, f"syntax error: {exc.msg}", line=exc.lineno) from None
+    except (MemoryError, RecursionError) as exc:
+        raise SourceFileError(file, _why(exc), kind="too_complex") from None
+    except ValueError as exc:  # NUL bytes
+        raise SourceFileError(file, f"not Python source: {exc}") from None
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError | RecursionError):
+        return f"too deeply nested for the host to parse or walk ({type(exc).__name__})"
+    return f"{type(exc).__name__}: {one_line(str(exc))}"
+
+
+def _note(skipped: list[SkippedFile] | None, file: str, node: _Function, reason: str) -> None:
+    if skipped is not None:
+        skipped.append(SkippedFile(file=file, reason=reason, line=node.lineno, kind="function"))
+
+
 def split_python_file(
-    path: str | Path, *, docstrings: dict[str, TreeDocstrings] | None = None
+    path: str | Path,
+    *,
+    docstrings: dict[str, TreeDocstrings] | None = None,
+    skipped: list[SkippedFile] | None = None,
+    boundary: str | Path | None = None,
 ) -> list[Snippet]:
     """`split_python_source` of a file; snippets name it by its module context
     (`guardrail.context.context_metadata`: the path relative to the folder above its outermost
-    package, the dotted module, that folder), or by its resolved path when it is no module.
-    ``docstrings`` caches the tree's docstrings by root for the files of one tree.
+    package, the dotted module, that folder), or by its path when it is no module.
+    ``docstrings`` caches the tree's docstrings by root for the files of one tree; functions left
+    out go to ``skipped``; docstrings copied from other modules are read only under ``boundary``
+    (the indexed folder) when given. The file is read with `guardrail.tree.read_in_tree` under
+    its sys.path folder: a link on the way (the file itself included) or a file that is not
+    regular is refused.
 
     Raises:
-        SourceFileError: the file cannot be read, it or its name is not UTF-8, or it does not
-            parse.
+        SourceFileError: the file cannot be read (``kind``: a `guardrail.tree.TreeSkip`), it or
+            its name is not UTF-8, or it does not parse.
     """
-    file = Path(path).resolve()
+    file = Path(os.path.abspath(path))
     if not str(file).isascii():
         try:  # a name that is not UTF-8 reaches Python as lone surrogates; no store can hold it
             str(file).encode("utf-8")
         except UnicodeEncodeError:
-            raise SourceFileError(str(file), "the file name is not valid UTF-8") from None
+            raise SourceFileError(
+                str(file), "the file name is not valid UTF-8", kind="bad_name"
+            ) from None
     try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise SourceFileError(str(file), f"cannot read: {exc.strerror or exc}") from None
-    try:
-        source = data.decode("utf-8-sig")  # a byte-order mark is valid Python source
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise SourceFileError(str(file), "not UTF-8 text", line=line) from None
-    try:
-        where = context_metadata(file)
+        where: dict[str, str] | None = context_metadata(file)
     except InputError:  # a file name that is no import name (``my-script.py``)
-        return split_python_source(source, str(file))
-    root = where["root"]
-    cache = None if docstrings is None else docstrings.setdefault(root, TreeDocstrings(root))
+        where = None
+    root, relative = (where["root"], where["file"]) if where else (str(file.parent), file.name)
+    source = _source(file, root, relative)
+    if where is None:
+        return split_python_source(source, str(file), skipped=skipped)
+    within = ""  # the indexed folder, when the sys.path root is above it
+    if boundary is not None and Path(boundary) != Path(root):
+        with contextlib.suppress(ValueError):
+            within = Path(boundary).relative_to(root).as_posix()
+    made = TreeDocstrings(root, within=within)
+    cache = None if docstrings is None else docstrings.setdefault(root, made)
+    functions: list[SkippedFile] = []
     try:
-        return split_python_source(
-            source, where["file"], module=where["module"], root=root, docstrings=cache
+        snippets = split_python_source(
+            source, relative, module=where["module"], root=root, docstrings=cache, skipped=functions
         )
     except SourceFileError as exc:  # named by the path the user knows, not the relative one
-        raise SourceFileError(str(file), exc.reason, line=exc.line) from None
+        raise SourceFileError(str(file), exc.reason, line=exc.line, kind=exc.kind) from None
+    if skipped is not None:
+        skipped += [item.model_copy(update={"file": str(file)}) for item in functions]
+    return snippets
+
+
+def _source(file: Path, root: str, relative: str) -> str:
+    try:
+        data = read_in_tree(tree_root(root), relative)
+    except TreeFileError as exc:
+        raise SourceFileError(str(file), exc.reason, kind=exc.skip) from None
+    try:
+        return data.decode("utf-8-sig")  # a byte-order mark is valid Python source
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SourceFileError(str(file), "not UTF-8 text", line=line, kind="not_utf8") from None
 
 
 def split_tree(
@@ -189,51 +270,70 @@ def split_tree(
     Hidden directories and `SKIPPED_DIRECTORIES` are not entered. Files and directories that
     match an ``exclude`` glob, and tests unless ``include_tests`` (see `guardrail.index.paths`
     for the glob rules and what counts as a test), are left out and counted. A ``path`` that is a
-    file is split whatever its name. Files that cannot be read or parsed are skipped and listed
-    in the `SkipReport` with the reason.
+    file is split whatever its name. The tree is walked and read with `guardrail.tree` (its root
+    resolved once, no link below it followed, regular files only, `MAX_DEPTH` folders deep, files
+    up to `MAX_SOURCE_BYTES`): whatever cannot be read or parsed, and any function that cannot be
+    split, is skipped and listed in the `SkipReport` with its reason; the other files still are.
 
     Raises:
         SourceFileError: ``path`` does not exist.
+        TreeFileError: ``path`` is neither a regular file nor a folder (a FIFO, a device).
         InputError: an ``exclude`` glob is malformed.
     """
-    root = Path(path)
+    given = Path(path)
     path_filter = PathFilter(exclude, include_tests=include_tests)
-    if not root.exists():
-        raise SourceFileError(str(root), "no such file or directory")
+    if not given.exists():
+        raise SourceFileError(str(given), "no such file or directory", kind=TreeSkip.MISSING)
     files: dict[str, list[Snippet]] = {}
     skipped: list[SkippedFile] = []
+    functions: list[SkippedFile] = []
     docstrings: dict[str, TreeDocstrings] = {}
-    excluded: list[Path] = []
-    for file in [root] if root.is_file() else _python_files(root, path_filter, excluded):
-        try:
-            snippets = split_python_file(file, docstrings=docstrings)
-        except SourceFileError as exc:
-            skipped.append(SkippedFile(file=exc.file, reason=exc.reason, line=exc.line))
+    excluded = 0
+    # The key of a file is its real path: the root resolved once, the rest as walked (no links).
+    root = Path(os.path.realpath(given.parent), given.name) if given.is_file() else tree_root(given)
+    boundary = None if given.is_file() else root
+    for entry in [None] if given.is_file() else _python_files(root, path_filter):
+        if entry is not None and entry.excluded:
+            excluded += 1
             continue
-        files[str(file.resolve())] = snippets
-    return TreeSplit(files=files, skipped=SkipReport(files=tuple(skipped)), excluded=len(excluded))
+        if entry is not None and entry.skip is not None:
+            skip = entry.skip
+            skipped.append(
+                SkippedFile(file=str(root / skip.relative), reason=skip.reason, kind=skip.skip)
+            )
+            continue
+        file = root if entry is None else root / entry.relative
+        try:
+            snippets = split_python_file(
+                file, docstrings=docstrings, skipped=functions, boundary=boundary
+            )
+        except SourceFileError as exc:
+            skipped.append(
+                SkippedFile(file=exc.file, reason=exc.reason, line=exc.line, kind=exc.kind)
+            )
+            continue
+        except (MemoryError, RecursionError) as exc:  # past the parse: one file, not the run
+            skipped.append(SkippedFile(file=str(file), reason=_why(exc), kind="too_complex"))
+            continue
+        files[str(file)] = snippets
+    report = SkipReport(files=tuple(skipped), functions=tuple(functions))
+    return TreeSplit(files=files, skipped=report, excluded=excluded)
 
 
-def _python_files(root: Path, path_filter: PathFilter, excluded: list[Path]) -> Iterator[Path]:
-    """The ``.py`` files under ``root`` in a stable order; those filtered out go to ``excluded``."""
-    for directory, subdirectories, names in os.walk(root):
-        here = Path(directory).relative_to(root)
-        kept = []
-        for name in sorted(subdirectories):
-            if name.startswith(".") or name in SKIPPED_DIRECTORIES:
-                continue
-            if path_filter.excludes((here / name).as_posix(), is_dir=True):
-                excluded.extend(_python_files(root / here / name, _KEEP_ALL, []))
-            else:
-                kept.append(name)
-        subdirectories[:] = kept
-        for name in sorted(names):
-            if not name.endswith(".py"):
-                continue
-            if path_filter.excludes((here / name).as_posix(), is_dir=False):
-                excluded.append(Path(directory, name))
-            else:
-                yield Path(directory, name)
+def _python_files(root: Path, path_filter: PathFilter) -> Iterator[TreeEntry]:
+    """The ``.py`` files under ``root`` in a stable order, those filtered out marked excluded."""
+
+    def choose(relative: str) -> DirChoice:
+        name = relative.rpartition("/")[2]
+        if name.startswith(".") or name in SKIPPED_DIRECTORIES:
+            return DirChoice.PRUNE
+        return DirChoice.EXCLUDE if path_filter.excludes(relative, is_dir=True) else DirChoice.ENTER
+
+    for entry in walk_tree(root, suffix=".py", choose=choose):
+        if entry.skip is None and path_filter.excludes(entry.relative, is_dir=False):
+            yield TreeEntry(entry.relative, excluded=True)
+        else:
+            yield entry
 
 
 def _functions(
@@ -262,6 +362,7 @@ def _snippet(
     file: str,
     in_class: bool,
     docstring: str,
+    skipped: list[SkippedFile] | None = None,
 ) -> Snippet:
     start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     end = node.end_lineno or node.lineno
@@ -271,19 +372,39 @@ def _snippet(
     code = "\n".join([*needed, "", "", body]) if needed else body
     method = qualified_name if in_class else None
     found = doctest_tests(docstring, node.name, method, module) if docstring else None
-    return Snippet(
-        code=code + "\n",
-        entry_point=_entry_point(node.name, method, found),
-        qualified_name=qualified_name,
-        file=file,
-        start_line=start,
-        end_line=end,
-        docstring=docstring,
-        signature=_signature(node),
-        tests=found.tests if found else [],
-        setup=found.setup if found and found.tests else "",
-        extra={"tests_source": "doctest"} if found and found.tests else {},
-    )
+    for limit in _LIMIT_REASONS & set(found.reasons if found else ()):
+        _note(skipped, file, node, f"the examples of {qualified_name} left out: {REASONS[limit]}")
+    fields: dict[str, Any] = {
+        "code": code + "\n",
+        "qualified_name": qualified_name,
+        "file": file,
+        "start_line": start,
+        "end_line": end,
+        "docstring": _storable(docstring),
+        "signature": _signature(node),
+    }
+    if found and found.tests:
+        try:
+            return Snippet(
+                **fields,
+                entry_point=_entry_point(node.name, method, found),
+                tests=found.tests,
+                setup=found.setup,
+                extra={"tests_source": "doctest"},
+            )
+        except SpecError as exc:  # tests no spec takes (too many, too big): kept, untested
+            _note(skipped, file, node, f"the tests of {qualified_name} left out: {exc}")
+    return Snippet(**fields, entry_point=_entry_point(node.name, method, None))
+
+
+def _storable(docstring: str) -> str:
+    """The docstring as stored, embedded and shown: one with a lone surrogate (``"\\udc80"`` in
+    the source), which no store or terminal takes, gets its unsafe characters escaped."""
+    try:
+        docstring.encode("utf-8")
+    except UnicodeEncodeError:
+        return clean(docstring, limit=len(docstring) * 6)
+    return docstring
 
 
 def _entry_point(name: str, method: str | None, found: DoctestTests | None) -> str:

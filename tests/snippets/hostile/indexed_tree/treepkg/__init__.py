@@ -1,0 +1,1 @@
+"""An honest package, with hostile neighbours planted by the ``hostile_tree`` fixture."""
