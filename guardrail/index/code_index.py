@@ -24,29 +24,25 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeVar, cast
-from urllib.parse import urlsplit
 
-import chromadb
-import httpx
 import platformdirs
 from chromadb.api import ClientAPI
-from chromadb.api.models.Collection import Collection
 from chromadb.api.types import Documents, Embeddable, EmbeddingFunction
 from chromadb.base_types import Where
-from chromadb.config import Settings
-from chromadb.errors import ChromaError, NotFoundError
 from pydantic import BaseModel, ConfigDict
 
-from guardrail.errors import GuardrailError
 from guardrail.gate import Candidate
+from guardrail.index.chroma_client import (
+    chroma_errors,
+    existing_collection,
+    make_client,
+    require_local_index,
+)
 from guardrail.index.errors import (
-    ChromaUnavailableError,
-    CodeIndexError,
     CollectionNameError,
-    IndexNotFoundError,
 )
 from guardrail.index.snippet import Snippet, decode_metadata, stored_location
 from guardrail.roots import register_context_root
@@ -59,7 +55,6 @@ ProgressHook = Callable[[int, int], None]
 DEFAULT_BATCH_SIZE = 256
 DEFAULT_PAGE_SIZE = 500
 """Snippets per Chroma ``get`` when iterating an index (`CodeIndex.snippets`)."""
-_CHROMA_DATABASE = "chroma.sqlite3"  # the file a PersistentClient directory always holds
 # Chroma's rule for collection names, checked before a client (or a directory) is made.
 _COLLECTION_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]")
 _ROOTS_KEY = "guardrail_roots"  # collection metadata: the indexed roots, as JSON
@@ -151,14 +146,14 @@ class CodeIndex:
         """Where the collection lives: the server URL, the index directory, or a placeholder."""
         if client is None:
             if not (create or url or ephemeral):
-                _require_local_index(directory)
-            client = _make_client(directory=directory, url=url, ephemeral=ephemeral)
+                require_local_index(directory)
+            client = make_client(directory=directory, url=url, ephemeral=ephemeral)
         hint = (
             "if the collection exists with another embedding, pass that embedding"
             " (--embedding) or another collection name"
         )
         function = cast("EmbeddingFunction[Embeddable]", embedding_function)
-        with _chroma_errors(f"open collection {collection!r}", url, hint):
+        with chroma_errors(f"open collection {collection!r}", url, hint):
             self._batch_size = min(batch_size, client.get_max_batch_size())
             if create:
                 self._collection = client.get_or_create_collection(
@@ -167,7 +162,7 @@ class CodeIndex:
                     embedding_function=function,
                 )
             else:
-                self._collection = _existing_collection(client, collection, function, self.location)
+                self._collection = existing_collection(client, collection, function, self.location)
         # The raw JSON: `.configuration` rebuilds the persisted embedding function with Chroma's
         # own class, which imports sentence-transformers and loads the model (8 s, measured).
         self._to_similarity = _similarity_for(self._collection.configuration_json)
@@ -377,7 +372,7 @@ class CodeIndex:
     # -- internals ---------------------------------------------------------------------------
 
     def _errors(self, action: str) -> AbstractContextManager[None]:
-        return _chroma_errors(
+        return chroma_errors(
             f"{action} in collection {self.name!r}",
             self.location if self.location.startswith("http") else None,
         )
@@ -413,75 +408,6 @@ class CodeIndex:
                 if stored_location(metadata or {}) in wanted
             )
         return ids
-
-
-def _settings() -> Settings:
-    # A fresh object each time: chromadb's client factories write into the settings they get.
-    return Settings(anonymized_telemetry=False)
-
-
-def _make_client(*, directory: Path, url: str | None, ephemeral: bool) -> ClientAPI:
-    if ephemeral:
-        return chromadb.EphemeralClient(settings=_settings())
-    if url is not None:
-        host, port, ssl = _parse_url(url)
-        try:
-            return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=_settings())
-        except (ChromaError, ValueError, httpx.HTTPError) as exc:
-            # HttpClient checks the server at construction; it reports no answer as ValueError.
-            raise ChromaUnavailableError(f"no Chroma server answers at {url} ({exc})") from exc
-    with _chroma_errors(f"open the index at {directory}", None):
-        directory.mkdir(parents=True, exist_ok=True)
-        return chromadb.PersistentClient(path=str(directory), settings=_settings())
-
-
-def _require_local_index(directory: Path) -> None:
-    """Raise unless ``directory`` holds a Chroma index; checks without creating anything.
-
-    ``PersistentClient`` creates the directory and its database file when they are missing.
-    """
-    if not (directory / _CHROMA_DATABASE).is_file():
-        what = "does not exist" if not directory.exists() else "holds no Chroma index"
-        raise IndexNotFoundError(f"no index at {directory}: the directory {what}")
-
-
-def _existing_collection(
-    client: ClientAPI, name: str, function: EmbeddingFunction[Embeddable], location: str
-) -> Collection:
-    try:
-        return client.get_collection(name, embedding_function=function)
-    except NotFoundError:
-        raise IndexNotFoundError(f"no collection {name!r} in the index at {location}") from None
-
-
-def _parse_url(url: str) -> tuple[str, int, bool]:
-    parts = urlsplit(url)
-    if parts.scheme not in {"http", "https"} or not parts.hostname or parts.path not in {"", "/"}:
-        raise CodeIndexError(
-            f"not a Chroma server URL: {url!r}; expected http(s)://HOST[:PORT]",
-            hint="for example --chroma-url http://127.0.0.1:8000",
-        )
-    try:
-        port = parts.port
-    except ValueError:
-        raise CodeIndexError(f"not a Chroma server URL: {url!r}; the port is invalid") from None
-    ssl = parts.scheme == "https"
-    return parts.hostname, port or (443 if ssl else 8000), ssl
-
-
-@contextmanager
-def _chroma_errors(action: str, url: str | None, hint: str = "") -> Iterator[None]:
-    """Translate Chroma's (and its HTTP client's) errors into `CodeIndexError`s."""
-    try:
-        yield
-    except GuardrailError:
-        raise
-    except (httpx.TransportError, ConnectionError) as exc:
-        raise ChromaUnavailableError(
-            f"cannot {action}: the Chroma server at {url} does not answer ({exc})"
-        ) from exc
-    except (ChromaError, ValueError, OSError, httpx.HTTPError) as exc:
-        raise CodeIndexError(f"cannot {action}: {type(exc).__name__}: {exc}", hint=hint) from exc
 
 
 def _similarity_for(configuration: Mapping[str, Any]) -> Callable[[float], float]:
