@@ -19,6 +19,8 @@ reads a reply), `served` (callbacks the judge runs for the candidate, and draini
 classes the candidate defines), `checker` (doctest's output checker, mirrored), `privilege` (uid
 and rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase` (unbreakable deletes),
 `supervisor`, `boot`.
+Also `distributions` (the shipped package's distribution name and version, for
+``importlib.metadata``).
 
 What it defends against (the candidate is hostile; the tests and this package are trusted):
 

@@ -93,6 +93,9 @@ def raised(self: Calls, reply: dict[str, Any]) -> BaseException | None:
             f"the candidate imports a module the sandbox image lacks: {message}",
             sticky=False,
         )
+    if kind == "PackageNotFoundError" and "ModuleNotFoundError" in (raised.get("bases") or []):
+        detail = f"the candidate reads distribution metadata the sandbox lacks: {message}"
+        self.fail("missing_context", detail, sticky=False)  # importlib.metadata's, at call time
     if not self.has_context and lacks_context(raised):
         detail = f"judged without its module (no context): {message}"
         self.fail("missing_context", detail, sticky=False)
