@@ -54,10 +54,10 @@ What can outlive a job's processes, and how each is closed (``sandbox check`` pr
     processes, zombies, setsid daemons   every process of the job's uids SIGKILLed, then waited for
     files, FIFOs, unix sockets, trees    /tmp and /dev/mqueue are the only places a job uid can
                                          write; everything it owns there is deleted (`erase`)
-    POSIX message queues                 mq_* refused (EPERM) by the runner's seccomp filter;
+    POSIX message queues                 mq_* refused (errno 3002) by the runner's seccomp filter;
                                          under runc also RLIMIT_MSGQUEUE 0, /dev/mqueue swept
     POSIX shared memory (/dev/shm)       absent: the container has a private IPC namespace
-    System V shm, semaphores, queues     refused (EPERM) by the filter; private IPC namespace;
+    System V shm, semaphores, queues     refused (errno 3001) by the filter; private IPC namespace;
                                          under runc the job's objects are also removed
     abstract unix sockets                die with the last process holding them (probed)
     kernel keyrings (add_key, keyctl)    refused by the engine's seccomp profile and the filter
@@ -69,9 +69,11 @@ The filter (`seccomp`) is installed in every candidate and judge after the drop 
 uid and before any job code runs; gVisor has neither /proc/sysvipc nor /dev/mqueue to sweep and
 refuses RLIMIT_MSGQUEUE, so there it is the only thing that closes them: a job runs only with
 the filter, or (runc) with the rlimit and /proc/sysvipc, never with neither (`sandbox_fault`).
-Its cost to candidates and tests: System V IPC and POSIX queues fail with PermissionError, so
+Its cost to candidates and tests: System V IPC and POSIX queues fail with OSError 3001/3002, so
 ``multiprocessing`` queues and locks, ``sem_open`` and the ``sysv_ipc``/``posix_ipc`` modules
 do not work in the sandbox (they needed /dev/shm, absent already, or outlive the job).
+A test that meets the filter's errno is ``refused_facility`` (`seccomp.refused_facility`),
+never ``failed``: correct code is not blamed for the sandbox's refusal.
 
 What it does not defend against: kernel exploits and side channels (the container and the host's
 seccomp/AppArmor profile are the next layers), and hostile *tests*.

@@ -21,6 +21,7 @@ from .exceptions import THROWN, rebuild_exception, safe_name
 from .mirrors import is_mutable
 from .printed import MAX_PRINTED
 from .remote import RemoteClass
+from .seccomp import refused_detail, refused_facility
 
 if TYPE_CHECKING:
     from .calls import Calls
@@ -87,6 +88,9 @@ def raised(self: Calls, reply: dict[str, Any]) -> BaseException | None:
     if not isinstance(raised, dict):
         self.fail("protocol_violation", "malformed exception in the reply")
     kind, message = raised.get("type"), str(raised.get("message", ""))[:400]
+    facility = refused_facility(raised)
+    if facility is not None:
+        self.fail("refused_facility", refused_detail(facility, message), sticky=False)
     if kind == "ModuleNotFoundError":
         self.fail(
             "missing_dependency",
