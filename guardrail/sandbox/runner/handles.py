@@ -27,7 +27,13 @@ from . import references
 from .codec import MUTABLE, Unserialisable, decode, encode, plain_or_none, stop_arguments
 from .exceptions import describe_exception, rebuild_exception
 from .framing import FrameTooLarge, read_frame, write_frame
-from .identity import check_not_kept, check_result, mutable_parts, reference_counts
+from .identity import (
+    argument_parts,
+    check_not_kept,
+    check_result,
+    mutable_parts,
+    reference_counts,
+)
 from .mirrors import Kept, is_mutable
 from .object_table import ObjectTable
 from .printed import MAX_PRINTED, Tee
@@ -183,6 +189,9 @@ class Server:
             tracked = mutable_parts([*args, *kwargs.values()])
         except Unserialisable as exc:
             return {"unserialisable": str(exc)}
+        parts: dict[int, tuple[object, Any]] = {}  # held from before the counts to after
+        for number, part in enumerate(argument_parts([*args, *kwargs.values()])):
+            parts.setdefault(id(part), (part, {"argpart": number}))
         before = reference_counts(tracked)
         handles_before = len(self.handles)
         reply: dict[str, Any] = {}
@@ -192,7 +201,7 @@ class Server:
             reply["raised"] = describe_exception(exc)
         else:
             try:
-                reply["value"] = self._result(result, args, kwargs, tracked)
+                reply["value"] = self._result(result, args, kwargs, tracked, parts)
             except Unserialisable as exc:
                 return {"unserialisable": str(exc)}
             finally:
@@ -207,14 +216,20 @@ class Server:
         return reply
 
     def _result(
-        self, result: Any, args: list[Any], kwargs: dict[str, Any], tracked: list[Any]
+        self,
+        result: Any,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        tracked: list[Any],
+        parts: dict[int, tuple[object, Any]],
     ) -> Any:
-        """The result as data; an argument returned as itself crosses as a reference to it."""
+        """The result as data; an argument returned as itself crosses as a reference to it, and
+        so do parts of the arguments inside it (``identity``)."""
         for key, argument in [*enumerate(args), *kwargs.items()]:
             if result is argument and type(argument) in MUTABLE:
                 return {"arg": key}
         check_result(result, tracked)
-        encoded = self.out_value(result)
+        encoded = encode(result, other=self.handle_of, parts=parts)
         name = self.kept.name_of(result)
         if name is not None:  # one of its module's globals: the judge's copy of it (``mirrors``)
             return {
