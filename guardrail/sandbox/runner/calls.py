@@ -14,15 +14,14 @@ cross, a candidate that lacks its module's context or a dependency) end only the
 from __future__ import annotations
 
 import collections
-import json
 from typing import Any, NoReturn
 
 from . import replies, served
 from .codec import (
-    REFERENCE_KEYS,
     Unserialisable,
     by_position_and_name,
     can_write_back,
+    changed_keys,
     decode,
     encode,
     write_back,
@@ -246,14 +245,7 @@ class Calls:
         raised = self._raised(reply)
         try:
             after = by_position_and_name(reply["args"], reply["kwargs"])
-            # Compared as JSON text: ``True == 1`` in Python, but an int turned into a bool in
-            # place is a change the test may check (``type(v) is int``). References (handles,
-            # the test's callables) are never changed in place: they are what they were.
-            changed = [
-                key
-                for key in before
-                if not _is_reference(before[key]) and _text(after[key]) != _text(before[key])
-            ]
+            changed = changed_keys(before, after)
         except _MALFORMED as exc:
             self.fail("protocol_violation", f"malformed reply: {exc!r}"[:500])
         updates = {key: self.in_value(after[key]) for key in changed}
@@ -298,12 +290,3 @@ class Calls:
         if name not in self.modules:
             self.modules[name] = self._answer(self.exchange({"op": "import", "name": name}))
         return self.modules[name]
-
-
-def _is_reference(encoded: Any) -> bool:
-    return type(encoded) is dict and not REFERENCE_KEYS.isdisjoint(encoded)
-
-
-def _text(encoded: Any) -> str:
-    """An encoded value as canonical JSON text: equal only if equal in type as well as value."""
-    return json.dumps(encoded, separators=(",", ":"))

@@ -14,6 +14,7 @@ import collections
 import datetime
 import decimal
 import fractions
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -281,6 +282,23 @@ def by_position_and_name(args: list[Any], kwargs: dict[str, Any]) -> dict[int | 
     keyed: dict[int | str, Any] = dict(enumerate(args))
     keyed.update(kwargs)
     return keyed
+
+
+def changed_keys(before: dict[Any, Any], after: dict[Any, Any]) -> list[Any]:
+    """The keys of the encoded arguments a call changed in place. Compared as canonical JSON
+    text: ``True == 1`` in Python, but an int turned into a bool in place is a change a test may
+    check (``type(v) is int``). References (handles, the test's callables) are never changed in
+    place: they are what they were. Raises KeyError for a key ``after`` lacks."""
+    return [
+        key
+        for key in before
+        if not (type(before[key]) is dict and not REFERENCE_KEYS.isdisjoint(before[key]))
+        and _canonical(after[key]) != _canonical(before[key])
+    ]
+
+
+def _canonical(encoded: Any) -> str:
+    return json.dumps(encoded, separators=(",", ":"))
 
 
 def can_write_back(value: Any) -> bool:

@@ -24,7 +24,17 @@ import types
 from typing import Any
 
 from . import references
-from .codec import MUTABLE, Unserialisable, decode, encode, plain_or_none, stop_arguments
+from .codec import (
+    MUTABLE,
+    Unserialisable,
+    by_position_and_name,
+    can_write_back,
+    decode,
+    encode,
+    plain_or_none,
+    stop_arguments,
+    write_back,
+)
 from .exceptions import describe_exception, rebuild_exception
 from .framing import FrameTooLarge, read_frame, write_frame
 from .identity import (
@@ -253,11 +263,21 @@ class Server:
             if "op" not in frame:
                 break
             self._send(self.answer(frame))
+        changed = frame.get("changed")
+        if type(changed) is list:  # what the judge's callback changed of our arguments
+            self._write_back(by_position_and_name(list(args), kwargs), changed)
         if "stop" in frame:
             raise StopIteration(*stop_arguments(frame["stop"]))
         if "raised" in frame:
             raise rebuild_exception(frame["raised"])
         return self.in_value(frame["value"])
+
+    def _write_back(self, originals: dict[int | str, Any], changed: list[Any]) -> None:
+        for item in changed:
+            if type(item) is not list or len(item) != 2 or type(item[0]) not in (int, str):
+                continue
+            if can_write_back(originals.get(item[0])):
+                write_back(originals[item[0]], self.in_value(item[1]))
 
 
 def _set_attribute(target: Any, name: Any, value: Any) -> None:
