@@ -306,3 +306,40 @@ def test_a_callbacks_changes_to_the_candidates_objects_reach_them(sandbox_runtim
             verdict,
         )
     assert (unjudged.status, unjudged.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
+
+
+FUNCTION_ATTRIBUTES = Path(__file__).parent / "snippets" / "function_attributes"
+MARKED = [
+    "def f():\n    pass\nassert register(f) is f and f.registered is True",
+    # Annotated: it crosses as a plain callback stub, not a function of the same shape.
+    "def g(x: int) -> int:\n    return x\nregister(g)\nassert g.registered is True",
+    "def f():\n    pass\nmark(tag='x', sizes=[1, 2])(f)\nassert (f.tag, f.sizes) == ('x', [1, 2])",
+    "def f():\n    pass\nregister(f)\nassert is_registered(f)",
+    "def g(x: int) -> int:\n    return x\nregister(g)\nassert is_registered(g)",
+    # Set by the test itself: the candidate reads it as in-process.
+    "def f():\n    pass\nf.registered = True\nassert is_registered(f)",
+]
+
+
+@pytest.mark.docker
+def test_attributes_the_candidate_sets_on_a_tests_function_are_the_tests(
+    sandbox_runtime: str,
+) -> None:
+    """``register(f)`` setting ``f.registered``: the attribute landed on the candidate's
+    stand-in only (or raised, on a plain stub), and the test's ``f.registered`` failed."""
+    from guardrail.sandbox.base import Job
+    from guardrail.sandbox.docker import DockerSandbox
+
+    honest = (FUNCTION_ATTRIBUTES / "register.py").read_text()
+    wrong = (FUNCTION_ATTRIBUTES / "register_wrong.py").read_text()
+    specs = [Spec.from_tests([test]) for test in MARKED]
+    with DockerSandbox(pool_size=1, runtime=sandbox_runtime) as sandbox:
+        right = sandbox.run([Job(honest, spec) for spec in specs])
+        marked_wrong = sandbox.run([Job(wrong, spec) for spec in specs])
+    for test, verdict in zip(MARKED, right, strict=True):
+        assert (verdict.status, verdict.reason) == (Status.VERIFIED, Reason.PASSED), (test, verdict)
+    for test, verdict in zip(MARKED, marked_wrong, strict=True):
+        assert (verdict.status, verdict.reason) == (Status.FAILED, Reason.TESTS_FAILED), (
+            test,
+            verdict,
+        )

@@ -58,6 +58,7 @@ EXPECTED = {
     "forged_greeting_crashes_the_judge": (Status.FAILED, Reason.TESTS_FAILED),
     "forged_callbacks_and_references": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
     "forged_argument_parts": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
+    "forged_attributes_of_test_functions": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
     "undeletable_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
     "sysv_ipc_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
     "posix_mqueue_leftovers": (Status.FAILED, Reason.TESTS_FAILED),

@@ -49,6 +49,7 @@ class Calls:
     _value = replies.value
     _raised = replies.raised
     _show = replies.show
+    _set_attributes = replies.set_attributes
     ask_bool = replies.ask_bool
     shown_text = replies.shown_text
     define_class = replies.define_class
@@ -152,6 +153,7 @@ class Calls:
                 self._show(frame)
                 self._advance_copies(frame.get("consumed"))
                 self._follow_globals(frame.get("globals"))
+                self._set_attributes(frame.get("attributes"))
                 if "callback" not in frame:
                     return frame
                 try:

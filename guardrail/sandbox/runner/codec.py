@@ -293,11 +293,12 @@ def changed_keys(before: dict[Any, Any], after: dict[Any, Any]) -> list[Any]:
         key
         for key in before
         if not (type(before[key]) is dict and not REFERENCE_KEYS.isdisjoint(before[key]))
-        and _canonical(after[key]) != _canonical(before[key])
+        and canonical_text(after[key]) != canonical_text(before[key])
     ]
 
 
-def _canonical(encoded: Any) -> str:
+def canonical_text(encoded: Any) -> str:
+    """An encoded value as JSON text, equal only for values equal in type as well as value."""
     return json.dumps(encoded, separators=(",", ":"))
 
 

@@ -69,6 +69,7 @@ class Server:
         # judge sent, which go back as it described them
         self.echoed: dict[int, tuple[Any, dict[str, Any]]] = {}
         self.consumed: dict[int, int] = {}  # copied judge iterator -> items taken, not yet told
+        self.reported: dict[int, dict[str, str]] = {}  # stub id -> attribute -> its text sent
         self.out = Tee(sys.stdout)
         sys.stdout = self.out
         # The mutable globals the judge holds copies of:
@@ -87,6 +88,9 @@ class Server:
         changed = self.kept.changes()
         if changed:  # the judge's copies of its mutable globals follow (``mirrors``)
             said["globals"] = changed
+        attributes = references.attribute_changes(self)
+        if attributes:  # set on the test's own functions by the judge (``stubs``)
+            said["attributes"] = attributes
         try:
             write_frame(self.channel, {**frame, **said})
         except FrameTooLarge as exc:  # the judge would refuse it as a broken protocol

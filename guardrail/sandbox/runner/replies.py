@@ -111,6 +111,36 @@ def raised(self: Calls, reply: dict[str, Any]) -> BaseException | None:
     return rebuild_exception(raised)
 
 
+def set_attributes(self: Calls, changes: Any) -> None:
+    """Attributes the candidate set on the test's functions (``register(f)``), set on the
+    test's own objects, as in-process; never a dunder name (the candidate's stubs keep those).
+    One the object refuses cannot be reproduced: the test is not judged (noted, not raised: the
+    frame still needs its answer)."""
+    if changes is None:
+        return
+    if type(changes) is not list:
+        self.fail("protocol_violation", "a malformed report of attributes set")
+    for change in changes:
+        if not (type(change) is list and len(change) == 3 and type(change[1]) is str):
+            self.fail("protocol_violation", "a malformed report of an attribute set")
+        ident, name, data = change
+        if not name.isidentifier() or name.startswith("__"):
+            self.fail("protocol_violation", "an attribute the candidate may not set")
+        try:
+            target = self.mine.get(ident)
+        except ValueError:
+            self.fail("protocol_violation", "an attribute set on no object of the test's")
+        value = self.in_value(data)
+        try:
+            setattr(target, name, value)
+        except Exception:
+            self.last_fault = (
+                "unserialisable",
+                f"the candidate set attribute {name[:100]!r} of a test's object, which cannot"
+                " take it as it would in-process",
+            )
+
+
 def show(self: Calls, frame: dict[str, Any]) -> None:
     """What the candidate printed, on the judge's stdout; a test's own stream that refuses it
     (closed) is the test's affair, never a fault of the candidate's. Output past the cap

@@ -158,12 +158,22 @@ def _run(self: Calls, frame: dict[str, Any], called: list[Any]) -> dict[str, Any
         return {"raised": described}
 
 
+def _own_dict(target: Any) -> dict[str, Any]:
+    """A test object's ``__dict__`` (readable whole, so each entry is too: the attributes the
+    test or the candidate set on it)."""
+    try:
+        found = vars(target)
+    except TypeError:
+        return {}
+    return found if type(found) is dict else {}
+
+
 def attribute(self: Calls, target: Any, name: str) -> Any:
     """An attribute of a test's object the candidate read: an AttributeError if the object
     lacks it, as in-process; the harmless ones as they are; any other (a function's
     ``__code__``, ``__defaults__``, ``__globals__`` hold the test's constants) a fault."""
     value = getattr(target, name)
-    if name not in _CALLBACK_ATTRIBUTES:
+    if name not in _CALLBACK_ATTRIBUTES and name not in _own_dict(target):
         self.fail(
             "unserialisable",
             f"the candidate read {name[:100]!r} of a test's callable; only "
