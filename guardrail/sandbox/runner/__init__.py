@@ -20,7 +20,10 @@ classes the candidate defines), `checker` (doctest's output checker, mirrored), 
 and rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase` (unbreakable deletes),
 `supervisor`, `boot`.
 Also `distributions` (the shipped package's distribution name and version, for
-``importlib.metadata``).
+``importlib.metadata``). What crosses back as in-process: parts of a call's arguments in its
+result are the test's own objects (``{"argpart": n}``, `identity`), a test's callback's changes
+to the candidate's arguments reach the candidate's objects (`served`), and attributes the
+candidate sets on a test's function are set on the test's (never a dunder name, `stubs`).
 
 What it defends against (the candidate is hostile; the tests and this package are trusted):
 
