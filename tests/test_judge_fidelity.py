@@ -321,6 +321,9 @@ PARTS_TESTS = [
     "d = {'c': [1], 'e': {'f': (1,)}}\nassert pick(d, key='e') is d['e']",
     # The same list passed twice: both copies are the test's one list.
     "xs = [1]\nassert same([xs, xs])[1] is xs",
+    # Any argument returned as itself: a str or an int is no copy either.
+    "s = 'x' * 100\nassert same(s) is s",
+    "big = 10 ** 30\nassert same(big) is big",
 ]
 
 

@@ -25,7 +25,6 @@ from typing import Any
 
 from . import references
 from .codec import (
-    MUTABLE,
     Unserialisable,
     by_position_and_name,
     can_write_back,
@@ -240,7 +239,7 @@ class Server:
         """The result as data; an argument returned as itself crosses as a reference to it, and
         so do parts of the arguments inside it (``identity``)."""
         for key, argument in [*enumerate(args), *kwargs.items()]:
-            if result is argument and type(argument) in MUTABLE:
+            if result is argument:  # of any type: ``f(s) is s`` holds for a str as in-process
                 return {"arg": key}
         check_result(result, tracked)
         encoded = encode(result, other=self.handle_of, parts=parts)

@@ -2,8 +2,9 @@
 
 Values cross as copies, so three things a test can observe in-process would be lost:
 
-* a result that *is* one of the arguments (``xs.sort(); return xs``): it crosses as a reference
-  to that argument (``{"arg": key}``) and the judge hands back its own object;
+* a result that *is* one of the arguments, of any type (``xs.sort(); return xs``, ``f(s) is
+  s``): it crosses as a reference to that argument (``{"arg": key}``) and the judge hands back
+  its own object;
 * a result holding one mutable object of the candidate's own in two places (``[[0] * 3] * 2``,
   the classic aliasing bug): the copy would look fine, so the call is unjudgeable;
 * a candidate that keeps a reference to a mutable argument after the call (and may change it in

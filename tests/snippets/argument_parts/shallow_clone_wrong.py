@@ -8,6 +8,8 @@ def clone(value: Any) -> Any:
 
 
 def same(value: Any) -> Any:
+    if isinstance(value, str | int):
+        return "".join(list(value)) if isinstance(value, str) else value + 0
     return (*value,) if isinstance(value, tuple) else copy.deepcopy(value)
 
 
