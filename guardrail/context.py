@@ -19,6 +19,9 @@ leaves room under the sandbox's 4 MiB job limit for code, tests and setup: when 
 its packages alone exceed it, the context cannot be had (``missing_context``); otherwise modules
 are added in import order while they fit, and one left out makes the import that needs it a
 ``missing_context`` in the sandbox, never a failure.
+
+With the modules go the name and version of the distribution the package belongs to, when the
+tree says them (`guardrail.distribution`), for a package that reads its own metadata at import.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from guardrail.distribution import tree_distributions
 from guardrail.errors import GuardrailError, InputError
 from guardrail.precheck import parse
 from guardrail.roots import register_context_root, trusted_root
@@ -236,7 +240,11 @@ def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
     judged = None
     if placed.lines and context.qualified_name:
         judged = {"name": context.qualified_name, "lines": [list(r) for r in placed.lines]}
-    return {"module": context.module, "modules": modules, "judged": judged}
+    payload: dict[str, Any] = {"module": context.module, "modules": modules, "judged": judged}
+    distributions = tree_distributions(context.root, top)  # for importlib.metadata
+    if distributions:
+        payload["distributions"] = distributions
+    return payload
 
 
 def context_digest(payload: Mapping[str, Any] | None) -> str | None:

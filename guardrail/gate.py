@@ -40,7 +40,8 @@ class Policy(StrEnum):
       weaker match), then candidates that had no tests (``unverifiable`` with nothing run),
       then those that could not be judged (``unverifiable`` with reason ``unserialisable``: a
       value could not cross the sandbox boundary; ``missing_context`` or ``missing_dependency``:
-      the module or a package it needs could not be had), each group in retrieval order;
+      the module or a package it needs could not be had; ``refused_facility``: it used IPC the
+      sandbox refuses), each group in retrieval order;
       failed, error and timeout are dropped;
     * ``filter``  verified only (own name first, then aliases);
     * ``abstain`` verified, then candidates that had no tests, when anything verified; nothing
@@ -96,7 +97,14 @@ class GateResult(BaseModel):
         return bool(self.judged) and not self.kept
 
 
-UNJUDGEABLE = frozenset({Reason.UNSERIALISABLE, Reason.MISSING_CONTEXT, Reason.MISSING_DEPENDENCY})
+UNJUDGEABLE = frozenset(
+    {
+        Reason.UNSERIALISABLE,
+        Reason.MISSING_CONTEXT,
+        Reason.MISSING_DEPENDENCY,
+        Reason.REFUSED_FACILITY,
+    }
+)
 """Reasons of ``unverifiable`` verdicts whose tests were meant to run but could not judge."""
 
 

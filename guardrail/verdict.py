@@ -11,7 +11,12 @@ Statuses (only ``verified`` ever means "ran and passed every test"):
 * ``unverifiable``  nothing could decide: no tests, non-Python text (nothing ran), or tests ran
                     but a value could not cross the sandbox boundary as plain data (reason
                     ``unserialisable``: any candidate can choose this by returning a custom
-                    object, so the policy ranks it after candidates that had no tests at all).
+                    object, so the policy ranks it after candidates that had no tests at all);
+                    reason ``refused_facility``: the code used something the sandbox refuses
+                    (System V IPC, POSIX message queues, kernel keyrings: they outlive a job),
+                    named in the message; the refusal's errno is seen first in the candidate's
+                    process, so any candidate can claim it too, and it ranks with
+                    ``unserialisable``: never ``verified``, never ``failed``.
 
 `reason` gives the precise cause in a stable machine-readable word. Per-test outcomes use the
 ExecRetrieval release's words: ``pass``, ``FAIL``, ``TIMEOUT``, ``ERROR:<type>``. An outcome
@@ -81,6 +86,7 @@ class Reason(StrEnum):
     SANDBOX_FAULT = "sandbox_fault"
     MISSING_CONTEXT = "missing_context"
     MISSING_DEPENDENCY = "missing_dependency"
+    REFUSED_FACILITY = "refused_facility"
 
 
 OBSERVED_LIMIT = 1_000
@@ -149,7 +155,8 @@ class TestOutcome(BaseModel):
     fault: Reason | None = Field(
         default=None,
         description="why the judge could not judge this test (timeout, candidate_exited,"
-        " protocol_violation, unserialisable, missing_context, missing_dependency); set only by"
+        " protocol_violation, unserialisable, missing_context, missing_dependency,"
+        " refused_facility); set only by"
         " the judge, never from a name",
     )
     observed: Observation | None = Field(

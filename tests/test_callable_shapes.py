@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -268,3 +269,77 @@ def test_a_candidate_using_a_tests_default_is_unserialisable_never_failed(gate: 
     (refused,) = gate.verify([code], Spec.from_tests([shown]))
     assert (refused.status, refused.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
     assert "__defaults__" in refused.tests[0].detail, refused.tests
+
+
+CALLBACK_CHANGES = Path(__file__).parent / "snippets" / "callback_changes"
+ACCUMULATING = [
+    "assert transform([1, 2, 3], lambda acc, v, k: acc.append((k, v))) == [(0, 1), (1, 2), (2, 3)]",
+    "assert transform({'a': 1, 'b': 2}, lambda acc, v, k: acc.update({k: v * 2}), {})"
+    " == {'a': 2, 'b': 4}",
+    "assert transform([1, 2, 3, 4], lambda acc, v, k: acc.append(v) or len(acc) < 2) == [1, 2]",
+    "def note(seen, item):\n    seen.append(item)\n    if item == 2:\n        raise ValueError\n"
+    "assert each_raising([1, 2, 3], note) == [1, 2]",
+]
+
+
+@pytest.mark.docker
+def test_a_callbacks_changes_to_the_candidates_objects_reach_them(sandbox_runtime: str) -> None:
+    """pydash ``transform`` returned ``[]``: the iteratee filled the judge's copy of the
+    accumulator. Its changes (also before it raised) are written back to the candidate's own
+    objects; a change that cannot be copied exactly leaves the test unjudged, never failed."""
+    from guardrail.sandbox.base import Job
+    from guardrail.sandbox.docker import DockerSandbox
+
+    honest = (CALLBACK_CHANGES / "transform.py").read_text()
+    wrong = (CALLBACK_CHANGES / "transform_wrong.py").read_text()
+    specs = [Spec.from_tests([test]) for test in ACCUMULATING]
+    nested = Spec.from_tests(["assert transform([1], lambda acc, v, k: acc.append([v])) == [[1]]"])
+    with DockerSandbox(pool_size=1, runtime=sandbox_runtime) as sandbox:
+        right = sandbox.run([Job(honest, spec) for spec in specs])
+        copied = sandbox.run([Job(wrong, spec) for spec in specs])
+        (unjudged,) = sandbox.run([Job(honest, nested)])
+    for test, verdict in zip(ACCUMULATING, right, strict=True):
+        assert (verdict.status, verdict.reason) == (Status.VERIFIED, Reason.PASSED), (test, verdict)
+    for test, verdict in zip(ACCUMULATING, copied, strict=True):
+        assert (verdict.status, verdict.reason) == (Status.FAILED, Reason.TESTS_FAILED), (
+            test,
+            verdict,
+        )
+    assert (unjudged.status, unjudged.reason) == (Status.UNVERIFIABLE, Reason.UNSERIALISABLE)
+
+
+FUNCTION_ATTRIBUTES = Path(__file__).parent / "snippets" / "function_attributes"
+MARKED = [
+    "def f():\n    pass\nassert register(f) is f and f.registered is True",
+    # Annotated: it crosses as a plain callback stub, not a function of the same shape.
+    "def g(x: int) -> int:\n    return x\nregister(g)\nassert g.registered is True",
+    "def f():\n    pass\nmark(tag='x', sizes=[1, 2])(f)\nassert (f.tag, f.sizes) == ('x', [1, 2])",
+    "def f():\n    pass\nregister(f)\nassert is_registered(f)",
+    "def g(x: int) -> int:\n    return x\nregister(g)\nassert is_registered(g)",
+    # Set by the test itself: the candidate reads it as in-process.
+    "def f():\n    pass\nf.registered = True\nassert is_registered(f)",
+]
+
+
+@pytest.mark.docker
+def test_attributes_the_candidate_sets_on_a_tests_function_are_the_tests(
+    sandbox_runtime: str,
+) -> None:
+    """``register(f)`` setting ``f.registered``: the attribute landed on the candidate's
+    stand-in only (or raised, on a plain stub), and the test's ``f.registered`` failed."""
+    from guardrail.sandbox.base import Job
+    from guardrail.sandbox.docker import DockerSandbox
+
+    honest = (FUNCTION_ATTRIBUTES / "register.py").read_text()
+    wrong = (FUNCTION_ATTRIBUTES / "register_wrong.py").read_text()
+    specs = [Spec.from_tests([test]) for test in MARKED]
+    with DockerSandbox(pool_size=1, runtime=sandbox_runtime) as sandbox:
+        right = sandbox.run([Job(honest, spec) for spec in specs])
+        marked_wrong = sandbox.run([Job(wrong, spec) for spec in specs])
+    for test, verdict in zip(MARKED, right, strict=True):
+        assert (verdict.status, verdict.reason) == (Status.VERIFIED, Reason.PASSED), (test, verdict)
+    for test, verdict in zip(MARKED, marked_wrong, strict=True):
+        assert (verdict.status, verdict.reason) == (Status.FAILED, Reason.TESTS_FAILED), (
+            test,
+            verdict,
+        )

@@ -121,3 +121,22 @@ def test_a_code_index_records_its_roots_for_every_process_that_opens_it(
     reopened = CodeIndex(name, path=tmp_path / "index", embedding_function=minilm, create=False)
     assert reopened.roots() == [str(root.resolve())]
     assert roots.trusted_root(root / "secretpkg") == (root / "secretpkg").resolve()
+
+
+@pytest.mark.usefixtures("isolated_cli")
+def test_guardrail_index_records_the_folder_it_walked_and_the_sys_path_root(
+    tmp_path: Path, minilm: SentenceTransformerEmbedding
+) -> None:
+    from typer.testing import CliRunner
+
+    from guardrail.cli.app import app
+
+    sdist = tmp_path / "stamp-1.0"
+    package = sdist / "src" / "stamp"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("def one():\n    return 1\n")
+    (sdist / "PKG-INFO").write_text("Name: stamp\nVersion: 1.0\n")
+    result = CliRunner().invoke(app, ["index", str(sdist), "--collection", "walked"])
+    assert result.exit_code == 0, result.output
+    index = CodeIndex("walked", embedding_function=minilm, create=False)
+    assert sorted(index.roots()) == sorted([str(sdist.resolve()), str((sdist / "src").resolve())])

@@ -57,6 +57,8 @@ EXPECTED = {
     "forged_greeting": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
     "forged_greeting_crashes_the_judge": (Status.FAILED, Reason.TESTS_FAILED),
     "forged_callbacks_and_references": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
+    "forged_argument_parts": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
+    "forged_attributes_of_test_functions": (Status.ERROR, Reason.PROTOCOL_VIOLATION),
     "undeletable_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
     "sysv_ipc_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
     "posix_mqueue_leftovers": (Status.FAILED, Reason.TESTS_FAILED),
@@ -148,12 +150,13 @@ def test_host_environment_is_invisible(
 def test_ipc_attacks_fail_at_their_first_call(
     hostile_run: dict[str, tuple[Verdict, Verdict, Verdict]],
 ) -> None:
-    """The runner's seccomp filter refuses them (EPERM) before anything is made, under gVisor
+    """The runner's seccomp filter refuses them (its errnos) before anything is made, under gVisor
     (where nothing could be swept) as under runc."""
     sysv, _, _ = hostile_run["sysv_ipc_leftovers"]
-    assert sysv.stdout.splitlines() == [f"{call} -1 1" for call in ("shmget", "semget", "msgget")]
+    calls = ("shmget", "semget", "msgget")
+    assert sysv.stdout.splitlines() == [f"{call} -1 3001" for call in calls]
     queues, _, _ = hostile_run["posix_mqueue_leftovers"]
-    assert queues.stdout.splitlines() == ["mq_open 0 1"]
+    assert queues.stdout.splitlines() == ["mq_open 0 3002"]
 
 
 def test_candidate_exception_names_are_words_not_faults(

@@ -306,3 +306,43 @@ def test_a_tests_own_exception_raised_through_the_candidate_is_the_tests_own(gat
     right, wrong = gate.verify([honest, "def apply(f, x):\n    return x\n"], spec)
     assert right.status is Status.VERIFIED, right
     assert wrong.status is Status.FAILED, wrong
+
+
+ARGUMENT_PARTS = Path(__file__).parent / "snippets" / "argument_parts"
+# In-process these hold for the honest functions and fail for their deep-copying twins.
+PARTS_TESTS = [
+    "x = {'a': 1, 'c': [1, 2]}\ny = clone(x)\nassert y == x and y is not x and y['c'] is x['c']",
+    "rows = [[1], [2]]\nassert clone(rows)[1] is rows[1]",
+    "t = (1, [2])\nassert same(t) is t",
+    "nested = [(1, 2), (3, 4)]\nassert same(nested[1]) is nested[1]",
+    "rows = [{'k': 1}, {'k': 2}, {'k': 1}]\nindex = index_by(rows, 'k')\n"
+    "assert index == {1: [{'k': 1}, {'k': 1}], 2: [{'k': 2}]}\n"
+    "assert index[1][1] is rows[2] and index[2][0] is rows[1]",
+    "d = {'c': [1], 'e': {'f': (1,)}}\nassert pick(d, key='e') is d['e']",
+    # The same list passed twice: both copies are the test's one list.
+    "xs = [1]\nassert same([xs, xs])[1] is xs",
+    # Any argument returned as itself: a str or an int is no copy either.
+    "s = 'x' * 100\nassert same(s) is s",
+    "big = 10 ** 30\nassert same(big) is big",
+]
+
+
+def test_parts_of_the_arguments_in_a_result_are_the_tests_own_objects(
+    sandbox_runtime: str,
+) -> None:
+    """pydash ``clone(x)["c"] is x["c"]``, ``f(t) is t`` for a tuple: the parts crossed as
+    copies, so correct shallow code failed. Each test runs on its own, so one outcome cannot
+    hide another; the deep-copying twin fails every one."""
+    honest = (ARGUMENT_PARTS / "shallow_clone.py").read_text()
+    wrong = (ARGUMENT_PARTS / "shallow_clone_wrong.py").read_text()
+    specs = [Spec.from_tests([test]) for test in PARTS_TESTS]
+    with DockerSandbox(pool_size=1, runtime=sandbox_runtime) as sandbox:
+        right = sandbox.run([Job(honest, spec) for spec in specs])
+        copied = sandbox.run([Job(wrong, spec) for spec in specs])
+    for test, verdict in zip(PARTS_TESTS, right, strict=True):
+        assert (verdict.status, verdict.reason) == (Status.VERIFIED, Reason.PASSED), (test, verdict)
+    for test, verdict in zip(PARTS_TESTS, copied, strict=True):
+        assert (verdict.status, verdict.reason) == (Status.FAILED, Reason.TESTS_FAILED), (
+            test,
+            verdict,
+        )

@@ -11,13 +11,21 @@ import errno
 import os
 import platform
 import signal
+from pathlib import Path
 
 import pytest
 
 from guardrail.sandbox.base import Job
 from guardrail.sandbox.docker import DockerSandbox
 from guardrail.sandbox.runner import privilege
-from guardrail.sandbox.runner.seccomp import TABLES, ConfinementError, Filter, program
+from guardrail.sandbox.runner.seccomp import (
+    REFUSED,
+    TABLES,
+    ConfinementError,
+    Filter,
+    program,
+    refused_facility,
+)
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status
 
@@ -44,19 +52,21 @@ def refused():
         "getpid": os.getpid() > 0,
     }
 """
-EPERM_EVERYWHERE = {
-    "shmget": errno.EPERM,
-    "semget": errno.EPERM,
-    "msgget": errno.EPERM,
-    "mq_open": errno.EPERM,
-    "add_key": errno.EPERM,
+# The filter's own errno for each facility (`seccomp.REFUSED`): no kernel call returns them.
+REFUSED_ERRNOS = {
+    "shmget": 3001,
+    "semget": 3001,
+    "msgget": 3001,
+    "mq_open": 3002,
+    "add_key": 3003,
     "getpid": True,
 }
 
 
 def _in_child(body: str, install: bool) -> int:
     """Run ``body`` (which defines ``refused``) in a forked process, optionally filtered first;
-    the child exits 0 if every IPC call got EPERM, 1 if not; returns its wait status."""
+    the child exits 0 if every IPC call got its facility's errno, 1 if not; returns its wait
+    status."""
     seccomp = Filter()
     pid = os.fork()
     if pid == 0:
@@ -66,7 +76,7 @@ def _in_child(body: str, install: bool) -> int:
             namespace: dict[str, object] = {}
             exec(body, namespace)
             result = namespace["refused"]()  # type: ignore[operator]
-            os._exit(0 if result == EPERM_EVERYWHERE else 1)
+            os._exit(0 if result == REFUSED_ERRNOS else 1)
         finally:
             os._exit(2)
     return os.waitpid(pid, 0)[1]
@@ -76,9 +86,17 @@ def test_both_tables_refuse_the_same_calls() -> None:
     names = [set(calls) for _arch, calls in TABLES.values()]
     assert names[0] == names[1]
     assert {"shmget", "semtimedop", "msgrcv", "mq_open", "mq_getsetattr", "keyctl"} <= names[0]
-    # Each instruction is 8 bytes: arch check (3), nr load, x32 check (2), one per call, 2 returns.
-    assert len(program("x86_64")) == 8 * (3 + 1 + 2 + len(names[0]) + 2)
-    assert len(program("aarch64")) == 8 * (3 + 1 + len(names[0]) + 2)
+    # Each instruction is 8 bytes: arch check (3), nr load, x32 check (2), one per call, the
+    # ALLOW and one ERRNO return per facility.
+    returns = 1 + len(REFUSED)
+    assert len(program("x86_64")) == 8 * (3 + 1 + 2 + len(names[0]) + returns)
+    assert len(program("aarch64")) == 8 * (3 + 1 + len(names[0]) + returns)
+    for _arch, calls in TABLES.values():  # every refused call belongs to exactly one facility
+        owners = [
+            [c for c, (_, prefixes) in REFUSED.items() if n.startswith(prefixes)] for n in calls
+        ]
+        assert all(len(owner) == 1 for owner in owners), owners
+    assert all(code > 150 for code in REFUSED)  # above every errno Linux defines
     with pytest.raises(ConfinementError, match="no seccomp table for machine 'riscv64'"):
         program("riscv64")
 
@@ -116,14 +134,79 @@ def test_without_the_filter_a_job_runs_only_where_ipc_is_limited_and_swept(
 
 
 @pytest.mark.docker
-def test_candidate_and_judge_get_eperm_for_ipc(sandbox_runtime: str) -> None:
+def test_candidate_and_judge_get_the_filters_errnos_for_ipc(sandbox_runtime: str) -> None:
     """In a real container: the candidate's calls and the judge's own (the test runs there)."""
     spec = Spec.from_tests(
         [
-            f"assert refused() == {EPERM_EVERYWHERE!r}",
+            f"assert refused() == {REFUSED_ERRNOS!r}",
             "import ctypes; assert ctypes.CDLL(None).shmget(0, 4096, 0o1000 | 0o600) == -1",
         ]
     )
     with DockerSandbox(pool_size=1, runtime=sandbox_runtime) as sandbox:
         (verdict,) = sandbox.run([Job(CALLS, spec)])
     assert (verdict.status, verdict.reason) == (Status.VERIFIED, Reason.PASSED), verdict
+
+
+def test_a_refused_facility_is_read_from_the_errno_its_cause_or_its_text() -> None:
+    queues = "POSIX message queues (mq_open, ...)"
+    assert refused_facility({"errnos": [3002]}) == queues
+    assert refused_facility({"errnos": [errno.ENOENT, 3001]}) == REFUSED[3001][0]  # a cause
+    assert refused_facility({"message": "cannot open: [Errno 3002] Unknown error 3002"}) == queues
+    assert refused_facility({"message": "Unknown error 3003"}) == REFUSED[3003][0]
+    for unrelated in ({"errnos": [errno.EPERM]}, {"message": "[Errno 1] x"}, {"errnos": "3002"}):
+        assert refused_facility(unrelated) is None
+    assert refused_facility("3002") is None
+
+
+SQUARE = Spec.from_tests(
+    ["assert square(3) == 9", "assert square(7919) == 62710561", "assert square(-2) == 4"]
+)
+REFUSING = Path(__file__).parent / "snippets" / "refused_facility"
+# The test's own call, in the judge's process (which runs under the filter too).
+JUDGES_OWN_QUEUE = Spec.from_tests(
+    [
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "if libc.mq_open(b'/judge', os.O_CREAT | os.O_RDWR, 0o600, None) < 0:\n"
+        "    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))\n"
+        "assert square(3) == 9"
+    ]
+)
+
+
+@pytest.mark.docker
+def test_correct_code_the_filter_refuses_is_refused_facility_never_failed(
+    sandbox_runtime: str,
+) -> None:
+    """Named for the facility it needs; the wrong twin that falls back stays failed, and a
+    candidate faking the errno gets unverifiable, never verified."""
+    names = [
+        "posix_queue_square",
+        "sysv_queue_wrapped_square",
+        "posix_queue_at_import",
+        "posix_queue_fallback_wrong",
+        "fakes_the_refusal",
+    ]
+    jobs = [Job((REFUSING / f"{name}.py").read_text(), SQUARE) for name in names]
+    jobs.append(Job("def square(x):\n    return x * x\n", JUDGES_OWN_QUEUE))
+    with DockerSandbox(pool_size=1, runtime=sandbox_runtime) as sandbox:
+        verdicts = dict(zip([*names, "judges_own"], sandbox.run(jobs), strict=True))
+    refused = (Status.UNVERIFIABLE, Reason.REFUSED_FACILITY)
+    for name, facility in [
+        ("posix_queue_square", "POSIX message queues"),
+        ("sysv_queue_wrapped_square", "System V IPC"),
+        ("posix_queue_at_import", "POSIX message queues"),
+        ("judges_own", "POSIX message queues"),
+    ]:
+        verdict = verdicts[name]
+        assert (verdict.status, verdict.reason) == refused, (name, verdict)
+        assert facility in verdict.message, (name, verdict.message)
+    fallback = verdicts["posix_queue_fallback_wrong"]
+    assert (fallback.status, fallback.reason) == (Status.FAILED, Reason.TESTS_FAILED)
+    faker = verdicts["fakes_the_refusal"]
+    assert (faker.status, faker.reason) == refused
+    assert [t.fault for t in faker.tests] == [
+        None,
+        Reason.REFUSED_FACILITY,
+        Reason.REFUSED_FACILITY,
+    ]

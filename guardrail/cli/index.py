@@ -123,7 +123,9 @@ def store_tree(code_index: CodeIndex, path: Path, tree: TreeSplit) -> AddReport:
     """Make ``code_index`` hold exactly ``tree`` for ``path``, with a progress bar."""
     files = {**_gone_files(code_index, path, tree), **tree.files}
     with _progress(len(tree.snippets)) as on_progress:
-        return code_index.replace_files(files, on_progress=on_progress)
+        report = code_index.replace_files(files, on_progress=on_progress)
+    code_index.record_roots([tree.root])
+    return report
 
 
 def _gone_files(code_index: CodeIndex, path: Path, tree: TreeSplit) -> dict[str, list[Snippet]]:

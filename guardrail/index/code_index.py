@@ -183,7 +183,7 @@ class CodeIndex:
         with self._errors("read existing snippets"):
             stored = self._stored_hashes(list(records))
         fresh = [s for key, s in records.items() if stored.get(key) != s.content_sha256]
-        self._record_roots({s.root for s in records.values() if s.root})
+        self.record_roots({s.root for s in records.values() if s.root})
         with self._errors("add snippets"):
             for done, batch in _batches(fresh, self._batch_size):
                 self._collection.upsert(
@@ -235,10 +235,11 @@ class CodeIndex:
         """`replace_files` for one file; an empty ``snippets`` removes the file from the index."""
         return self.replace_files({str(file): snippets}, on_progress=on_progress)
 
-    def _record_roots(self, roots: set[str]) -> None:
+    def record_roots(self, roots: Iterable[str]) -> None:
         """Trust ``roots`` as context roots (`guardrail.roots`), here and in every process that
         opens this collection: they are kept in the collection's own metadata, which documents
-        (and so a planted entry) cannot write."""
+        (and so a planted entry) cannot write. `add` records the roots of what it stores; a
+        writer records the folder it walked too (`TreeSplit.root`: an sdist above its ``src``)."""
         known = set(self.roots())
         for root in roots:
             known.add(str(register_context_root(root)))

@@ -41,6 +41,7 @@ from guardrail.index.errors import SourceFileError
 from guardrail.index.paths import PathFilter
 from guardrail.index.snippet import Snippet
 from guardrail.precheck import capped_size
+from guardrail.roots import register_context_root
 from guardrail.safetext import clean, one_line
 from guardrail.spec import infer_entry_point
 from guardrail.tree import (
@@ -117,6 +118,8 @@ class TreeSplit(BaseModel):
     skipped: SkipReport = SkipReport()
     excluded: int = 0
     """Python files left out by the exclude globs and the test-file default (not read)."""
+    root: str = ""
+    """The folder walked, resolved (a lone file: its folder); a context root (`guardrail.roots`)."""
 
     @property
     def snippets(self) -> list[Snippet]:
@@ -317,7 +320,8 @@ def split_tree(
             continue
         files[str(file)] = snippets
     report = SkipReport(files=tuple(skipped), functions=tuple(functions))
-    return TreeSplit(files=files, skipped=report, excluded=excluded)
+    walked = register_context_root(root.parent if given.is_file() else root)
+    return TreeSplit(files=files, skipped=report, excluded=excluded, root=str(walked))
 
 
 def _python_files(root: Path, path_filter: PathFilter) -> Iterator[TreeEntry]:

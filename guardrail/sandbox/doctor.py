@@ -201,7 +201,8 @@ PROPERTIES = {
     ),
     "no kernel keyrings (add_key blocked)": "assert probe()['keyring_usable'] is False",
     "System V IPC and POSIX queues blocked (seccomp)": (
-        "assert set(probe()['ipc_refused'].values()) == {1}"  # EPERM from the filter
+        "assert probe()['ipc_refused'] == {'shmget': 3001, 'semget': 3001, 'msgget': 3001,"
+        " 'mq_open': 3002}"  # the filter's own errnos (`runner.seccomp.REFUSED`)
     ),
     "writable only /tmp and /dev/mqueue (swept after each job)": (
         "assert set(probe()['writable']) <= {'/tmp', '/dev/mqueue'}"
@@ -252,8 +253,8 @@ import os
 
 def _sysv_objects():
     # /proc/sysvipc lists them under runc; gVisor has none. There each id is asked for directly
-    # (gVisor numbers them from 0 up): EINVAL means no object has that id, EPERM that the call
-    # is refused (IPC_STAT itself never says EPERM: that is the seccomp filter), anything else
+    # (gVisor numbers them from 0 up): EINVAL means no object has that id, 3001 (the runner's
+    # filter) or EPERM that the call is refused (IPC_STAT never says either), anything else
     # that an object exists, whoever owns it.
     if os.path.isdir("/proc/sysvipc"):
         count = 0
@@ -268,7 +269,7 @@ def _sysv_objects():
         lambda ident: libc.semctl(ident, 0, 2, buffer),
         lambda ident: libc.msgctl(ident, 2, buffer),
     )
-    absent = (errno.EINVAL, errno.EIDRM, errno.EPERM)
+    absent = (errno.EINVAL, errno.EIDRM, errno.EPERM, 3001)
     return sum(
         stat(ident) == 0 or ctypes.get_errno() not in absent
         for stat in stats
@@ -318,7 +319,8 @@ GVISOR_PROPERTIES = {
     ),
     "supervisor's environment closed": "assert probe()['pid1_environ'] in (None, b'')",
     "no POSIX message queues (RLIMIT_MSGQUEUE 0 and seccomp)": (
-        "assert probe()['ipc_refused']['mq_open'] == 1 and probe()['posix_queue_created'] is False"
+        "assert probe()['ipc_refused']['mq_open'] == 3002"  # the filter's (seccomp.REFUSED)
+        " and probe()['posix_queue_created'] is False"
     ),
 }
 

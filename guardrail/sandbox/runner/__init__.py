@@ -19,6 +19,11 @@ reads a reply), `served` (callbacks the judge runs for the candidate, and draini
 classes the candidate defines), `checker` (doctest's output checker, mirrored), `privilege` (uid
 and rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase` (unbreakable deletes),
 `supervisor`, `boot`.
+Also `distributions` (the shipped package's distribution name and version, for
+``importlib.metadata``). What crosses back as in-process: parts of a call's arguments in its
+result are the test's own objects (``{"argpart": n}``, `identity`), a test's callback's changes
+to the candidate's arguments reach the candidate's objects (`served`), and attributes the
+candidate sets on a test's function are set on the test's (never a dunder name, `stubs`).
 
 What it defends against (the candidate is hostile; the tests and this package are trusted):
 
@@ -52,10 +57,10 @@ What can outlive a job's processes, and how each is closed (``sandbox check`` pr
     processes, zombies, setsid daemons   every process of the job's uids SIGKILLed, then waited for
     files, FIFOs, unix sockets, trees    /tmp and /dev/mqueue are the only places a job uid can
                                          write; everything it owns there is deleted (`erase`)
-    POSIX message queues                 mq_* refused (EPERM) by the runner's seccomp filter;
+    POSIX message queues                 mq_* refused (errno 3002) by the runner's seccomp filter;
                                          under runc also RLIMIT_MSGQUEUE 0, /dev/mqueue swept
     POSIX shared memory (/dev/shm)       absent: the container has a private IPC namespace
-    System V shm, semaphores, queues     refused (EPERM) by the filter; private IPC namespace;
+    System V shm, semaphores, queues     refused (errno 3001) by the filter; private IPC namespace;
                                          under runc the job's objects are also removed
     abstract unix sockets                die with the last process holding them (probed)
     kernel keyrings (add_key, keyctl)    refused by the engine's seccomp profile and the filter
@@ -67,9 +72,11 @@ The filter (`seccomp`) is installed in every candidate and judge after the drop 
 uid and before any job code runs; gVisor has neither /proc/sysvipc nor /dev/mqueue to sweep and
 refuses RLIMIT_MSGQUEUE, so there it is the only thing that closes them: a job runs only with
 the filter, or (runc) with the rlimit and /proc/sysvipc, never with neither (`sandbox_fault`).
-Its cost to candidates and tests: System V IPC and POSIX queues fail with PermissionError, so
+Its cost to candidates and tests: System V IPC and POSIX queues fail with OSError 3001/3002, so
 ``multiprocessing`` queues and locks, ``sem_open`` and the ``sysv_ipc``/``posix_ipc`` modules
 do not work in the sandbox (they needed /dev/shm, absent already, or outlive the job).
+A test that meets the filter's errno is ``refused_facility`` (`seccomp.refused_facility`),
+never ``failed``: correct code is not blamed for the sandbox's refusal.
 
 No code of the image's packages runs in the supervisor, the zygote, the judge or the reaper:
 PID 1 is ``python3 -I -S`` with the standard library's directories as its ``sys.path`` and

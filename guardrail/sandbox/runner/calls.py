@@ -14,21 +14,21 @@ cross, a candidate that lacks its module's context or a dependency) end only the
 from __future__ import annotations
 
 import collections
-import json
 from typing import Any, NoReturn
 
 from . import replies, served
 from .codec import (
-    REFERENCE_KEYS,
     Unserialisable,
     by_position_and_name,
     can_write_back,
+    changed_keys,
     decode,
     encode,
     write_back,
 )
 from .exceptions import describe_exception, safe_name
 from .framing import ChannelClosed, FrameTooLarge, read_frame, write_frame
+from .identity import argument_parts
 from .judge_objects import JudgeObjects
 from .mirrors import Copies, is_mutable
 from .remote import RemoteClass, RemoteHandle, remote_class
@@ -49,6 +49,7 @@ class Calls:
     _value = replies.value
     _raised = replies.raised
     _show = replies.show
+    _set_attributes = replies.set_attributes
     ask_bool = replies.ask_bool
     shown_text = replies.shown_text
     define_class = replies.define_class
@@ -74,6 +75,7 @@ class Calls:
         # The tests' one copy of each mutable global of the candidate's, kept in step (mirrors).
         self.kept = Copies(lambda value: encode(value, other=self.mine.reference))
         self.kept_attributes: dict[Any, str] = {}  # (module handle, attribute) -> kept name
+        self.argument_parts: list[Any] | None = None  # while a call's result is read
 
     def fail(self, kind: str, detail: str, *, sticky: bool = True) -> NoReturn:
         self.last_fault = (kind, detail[:500])
@@ -99,6 +101,13 @@ class Calls:
     def _resolve(self, ref: dict[str, Any]) -> Any:
         if "cb" in ref:
             return self.mine.get(ref["cb"])
+        if "argpart" in ref:  # the test's own object, returned by a call it was passed to
+            number, parts = ref["argpart"], self.argument_parts
+            if parts is None or set(ref) != {"argpart"} or type(number) is not int:
+                raise ValueError("a reference to an argument outside a call's result")
+            if not 0 <= number < len(parts):
+                raise ValueError("a reference to an argument part the call was not given")
+            return parts[number]
         if set(ref) == {"builtin"}:  # one the test passed, handed back (`handles.Server`)
             return self.mine.builtin(ref["builtin"])
         if not ({"handle", "type"} < set(ref) <= {"handle", "type", "of", "class"}):
@@ -144,6 +153,7 @@ class Calls:
                 self._show(frame)
                 self._advance_copies(frame.get("consumed"))
                 self._follow_globals(frame.get("globals"))
+                self._set_attributes(frame.get("attributes"))
                 if "callback" not in frame:
                     return frame
                 try:
@@ -232,22 +242,20 @@ class Calls:
         request = {"op": "call", "target": target, "args": encoded, "kwargs": encoded_kwargs}
         before = by_position_and_name(encoded, encoded_kwargs)
         targets = by_position_and_name(list(args), {str(k): v for k, v in kwargs.items()})
+        parts = argument_parts(list(targets.values()))  # as sent: callbacks may change them
         reply = self.exchange(request)
         raised = self._raised(reply)
         try:
             after = by_position_and_name(reply["args"], reply["kwargs"])
-            # Compared as JSON text: ``True == 1`` in Python, but an int turned into a bool in
-            # place is a change the test may check (``type(v) is int``). References (handles,
-            # the test's callables) are never changed in place: they are what they were.
-            changed = [
-                key
-                for key in before
-                if not _is_reference(before[key]) and _text(after[key]) != _text(before[key])
-            ]
+            changed = changed_keys(before, after)
         except _MALFORMED as exc:
             self.fail("protocol_violation", f"malformed reply: {exc!r}"[:500])
         updates = {key: self.in_value(after[key]) for key in changed}
-        value = None if raised is not None else self._value(reply.get("value"), targets)
+        self.argument_parts = parts  # what ``{"argpart": n}`` names, in this result only
+        try:
+            value = None if raised is not None else self._value(reply.get("value"), targets)
+        finally:
+            self.argument_parts = None
         if any(not can_write_back(targets[key]) for key in changed):
             self.fail(
                 "unserialisable",
@@ -284,12 +292,3 @@ class Calls:
         if name not in self.modules:
             self.modules[name] = self._answer(self.exchange({"op": "import", "name": name}))
         return self.modules[name]
-
-
-def _is_reference(encoded: Any) -> bool:
-    return type(encoded) is dict and not REFERENCE_KEYS.isdisjoint(encoded)
-
-
-def _text(encoded: Any) -> str:
-    """An encoded value as canonical JSON text: equal only if equal in type as well as value."""
-    return json.dumps(encoded, separators=(",", ":"))

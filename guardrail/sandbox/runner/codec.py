@@ -14,6 +14,7 @@ import collections
 import datetime
 import decimal
 import fractions
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -34,9 +35,10 @@ _MAPPING_TAGS: dict[type, str] = {
 
 
 # The keys of the reference forms: a candidate object (``{"handle": id, "type": name}``), a
-# candidate global (``{"global": name}``), a judge object (``{"cb": id, "name": name}``) and a
-# builtin the candidate uses its own of (``{"builtin": "module:qualname"}``).
-REFERENCE_KEYS = frozenset({"handle", "global", "cb", "builtin"})
+# candidate global (``{"global": name}``), a judge object (``{"cb": id, "name": name}``), a
+# builtin the candidate uses its own of (``{"builtin": "module:qualname"}``) and a part of the
+# call's own arguments in its result (``{"argpart": number}``, `identity.argument_parts`).
+REFERENCE_KEYS = frozenset({"handle", "global", "cb", "builtin", "argpart"})
 
 # The codec's own value types cross as themselves (``[(1, int)]``, ``type(x) is dict``): a type
 # is immutable, and the judge's ``int`` is what the candidate's ``int`` is. Nothing else: a
@@ -53,11 +55,16 @@ _VALUE_TYPES: dict[str, type] = {
 
 Other = Callable[[object], Any]
 Ref = Callable[[dict[str, Any]], Any]
+Parts = dict[int, tuple[object, Any]]
 
 
-def encode(value: object, depth: int = 0, other: Other | None = None) -> Any:
+def encode(
+    value: object, depth: int = 0, other: Other | None = None, parts: Parts | None = None
+) -> Any:
     """Exact builtin types (and a few stdlib value types) to JSON; anything else goes to
-    ``other`` (a reference form), or is refused without one.
+    ``other`` (a reference form), or is refused without one. An object in ``parts`` (by
+    identity: ``id -> (object, reference form)``) crosses as its reference form instead: a part
+    of a call's arguments returned in its result (``identity.argument_parts``).
 
     Exact ``type(...) is`` checks on purpose: a ``str`` subclass with a forged ``__eq__`` must
     not pass as a ``str``.
@@ -69,21 +76,28 @@ def encode(value: object, depth: int = 0, other: Other | None = None) -> Any:
         return value
     if kind is int:
         return _encode_int(value)  # type: ignore[arg-type]  # narrowed by the check
+    if parts is not None:
+        known = parts.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
     inner = depth + 1
     if type(value) is float:
         return {"f": repr(value)}
     if type(value) is list:
-        return [encode(item, inner, other) for item in value]
+        return [encode(item, inner, other, parts) for item in value]
     if type(value) is tuple:
-        return {"t": [encode(item, inner, other) for item in value]}
+        return {"t": [encode(item, inner, other, parts) for item in value]}
     if type(value) in _MAPPING_TAGS:
         mapping: dict[Any, Any] = value  # type: ignore[assignment]  # narrowed by the check
-        pairs = [[encode(k, inner, other), encode(v, inner, other)] for k, v in mapping.items()]
+        pairs = [
+            [encode(k, inner, other, parts), encode(v, inner, other, parts)]
+            for k, v in mapping.items()
+        ]
         return {_MAPPING_TAGS[kind]: pairs}
     if type(value) is set or type(value) is frozenset:
-        return {"s" if kind is set else "fs": [encode(item, inner, other) for item in value]}
+        return {"s" if kind is set else "fs": [encode(item, inner, other, parts) for item in value]}
     if type(value) is collections.deque:
-        items = [encode(item, inner, other) for item in value]
+        items = [encode(item, inner, other, parts) for item in value]
         return {"dq": items} if value.maxlen is None else {"dqm": [value.maxlen, items]}
     if type(value) is bytes or type(value) is bytearray:
         return {"b" if kind is bytes else "ba": base64.b64encode(value).decode("ascii")}
@@ -97,7 +111,9 @@ def encode(value: object, depth: int = 0, other: Other | None = None) -> Any:
         return {"frac": [_encode_int(value.numerator), _encode_int(value.denominator)]}
     if type(value) is slice:
         return {
-            "sl": [encode(part, inner, other) for part in (value.start, value.stop, value.step)]
+            "sl": [
+                encode(part, inner, other, parts) for part in (value.start, value.stop, value.step)
+            ]
         }
     if kind in _DATETIME_TAGS:
         return _encode_datetime(value, other)
@@ -266,6 +282,24 @@ def by_position_and_name(args: list[Any], kwargs: dict[str, Any]) -> dict[int | 
     keyed: dict[int | str, Any] = dict(enumerate(args))
     keyed.update(kwargs)
     return keyed
+
+
+def changed_keys(before: dict[Any, Any], after: dict[Any, Any]) -> list[Any]:
+    """The keys of the encoded arguments a call changed in place. Compared as canonical JSON
+    text: ``True == 1`` in Python, but an int turned into a bool in place is a change a test may
+    check (``type(v) is int``). References (handles, the test's callables) are never changed in
+    place: they are what they were. Raises KeyError for a key ``after`` lacks."""
+    return [
+        key
+        for key in before
+        if not (type(before[key]) is dict and not REFERENCE_KEYS.isdisjoint(before[key]))
+        and canonical_text(after[key]) != canonical_text(before[key])
+    ]
+
+
+def canonical_text(encoded: Any) -> str:
+    """An encoded value as JSON text, equal only for values equal in type as well as value."""
+    return json.dumps(encoded, separators=(",", ":"))
 
 
 def can_write_back(value: Any) -> bool:

@@ -6,6 +6,9 @@ a builtin exception as that builtin with its arguments (``e.args == (...)``, a K
 anything else becomes a stand-in class named after it (reduced to identifier characters, so a
 name is a word and never a fault) under the nearest builtin base. The candidate rebuilds what a
 test's callback raised the same way, so its ``except ValueError`` sees a ValueError.
+
+A description also lists the errnos of the OSErrors in the exception and its causes
+(``errnos``): the judge reads a refused facility from them (`seccomp.refused_facility`).
 """
 
 from __future__ import annotations
@@ -55,7 +58,23 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
     thrown = getattr(exc, THROWN, None)
     if type(thrown) is int:
         info[THROWN] = thrown
+    errnos = _errnos(exc)
+    if errnos:
+        info["errnos"] = errnos
     return info
+
+
+def _errnos(exc: BaseException) -> list[int]:
+    """The ``errno`` of each OSError in the exception and its causes (a wrapped refusal, say)."""
+    found: list[int] = []
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            break
+        if isinstance(seen, OSError) and type(seen.errno) is int:
+            found.append(seen.errno)
+        seen = seen.__cause__ or seen.__context__
+    return found
 
 
 def rebuild_exception(info: dict[str, Any]) -> BaseException:

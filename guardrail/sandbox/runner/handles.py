@@ -24,10 +24,25 @@ import types
 from typing import Any
 
 from . import references
-from .codec import MUTABLE, Unserialisable, decode, encode, plain_or_none, stop_arguments
+from .codec import (
+    Unserialisable,
+    by_position_and_name,
+    can_write_back,
+    decode,
+    encode,
+    plain_or_none,
+    stop_arguments,
+    write_back,
+)
 from .exceptions import describe_exception, rebuild_exception
 from .framing import FrameTooLarge, read_frame, write_frame
-from .identity import check_not_kept, check_result, mutable_parts, reference_counts
+from .identity import (
+    argument_parts,
+    check_not_kept,
+    check_result,
+    mutable_parts,
+    reference_counts,
+)
 from .mirrors import Kept, is_mutable
 from .object_table import ObjectTable
 from .printed import MAX_PRINTED, Tee
@@ -53,6 +68,7 @@ class Server:
         # judge sent, which go back as it described them
         self.echoed: dict[int, tuple[Any, dict[str, Any]]] = {}
         self.consumed: dict[int, int] = {}  # copied judge iterator -> items taken, not yet told
+        self.reported: dict[int, dict[str, str]] = {}  # stub id -> attribute -> its text sent
         self.out = Tee(sys.stdout)
         sys.stdout = self.out
         # The mutable globals the judge holds copies of:
@@ -71,6 +87,9 @@ class Server:
         changed = self.kept.changes()
         if changed:  # the judge's copies of its mutable globals follow (``mirrors``)
             said["globals"] = changed
+        attributes = references.attribute_changes(self)
+        if attributes:  # set on the test's own functions by the judge (``stubs``)
+            said["attributes"] = attributes
         try:
             write_frame(self.channel, {**frame, **said})
         except FrameTooLarge as exc:  # the judge would refuse it as a broken protocol
@@ -183,6 +202,9 @@ class Server:
             tracked = mutable_parts([*args, *kwargs.values()])
         except Unserialisable as exc:
             return {"unserialisable": str(exc)}
+        parts: dict[int, tuple[object, Any]] = {}  # held from before the counts to after
+        for number, part in enumerate(argument_parts([*args, *kwargs.values()])):
+            parts.setdefault(id(part), (part, {"argpart": number}))
         before = reference_counts(tracked)
         handles_before = len(self.handles)
         reply: dict[str, Any] = {}
@@ -192,7 +214,7 @@ class Server:
             reply["raised"] = describe_exception(exc)
         else:
             try:
-                reply["value"] = self._result(result, args, kwargs, tracked)
+                reply["value"] = self._result(result, args, kwargs, tracked, parts)
             except Unserialisable as exc:
                 return {"unserialisable": str(exc)}
             finally:
@@ -207,14 +229,20 @@ class Server:
         return reply
 
     def _result(
-        self, result: Any, args: list[Any], kwargs: dict[str, Any], tracked: list[Any]
+        self,
+        result: Any,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        tracked: list[Any],
+        parts: dict[int, tuple[object, Any]],
     ) -> Any:
-        """The result as data; an argument returned as itself crosses as a reference to it."""
+        """The result as data; an argument returned as itself crosses as a reference to it, and
+        so do parts of the arguments inside it (``identity``)."""
         for key, argument in [*enumerate(args), *kwargs.items()]:
-            if result is argument and type(argument) in MUTABLE:
+            if result is argument:  # of any type: ``f(s) is s`` holds for a str as in-process
                 return {"arg": key}
         check_result(result, tracked)
-        encoded = self.out_value(result)
+        encoded = encode(result, other=self.handle_of, parts=parts)
         name = self.kept.name_of(result)
         if name is not None:  # one of its module's globals: the judge's copy of it (``mirrors``)
             return {
@@ -238,11 +266,21 @@ class Server:
             if "op" not in frame:
                 break
             self._send(self.answer(frame))
+        changed = frame.get("changed")
+        if type(changed) is list:  # what the judge's callback changed of our arguments
+            self._write_back(by_position_and_name(list(args), kwargs), changed)
         if "stop" in frame:
             raise StopIteration(*stop_arguments(frame["stop"]))
         if "raised" in frame:
             raise rebuild_exception(frame["raised"])
         return self.in_value(frame["value"])
+
+    def _write_back(self, originals: dict[int | str, Any], changed: list[Any]) -> None:
+        for item in changed:
+            if type(item) is not list or len(item) != 2 or type(item[0]) not in (int, str):
+                continue
+            if can_write_back(originals.get(item[0])):
+                write_back(originals[item[0]], self.in_value(item[1]))
 
 
 def _set_attribute(target: Any, name: Any, value: Any) -> None:

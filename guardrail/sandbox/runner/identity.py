@@ -2,8 +2,9 @@
 
 Values cross as copies, so three things a test can observe in-process would be lost:
 
-* a result that *is* one of the arguments (``xs.sort(); return xs``): it crosses as a reference
-  to that argument (``{"arg": key}``) and the judge hands back its own object;
+* a result that *is* one of the arguments, of any type (``xs.sort(); return xs``, ``f(s) is
+  s``): it crosses as a reference to that argument (``{"arg": key}``) and the judge hands back
+  its own object;
 * a result holding one mutable object of the candidate's own in two places (``[[0] * 3] * 2``,
   the classic aliasing bug): the copy would look fine, so the call is unjudgeable;
 * a candidate that keeps a reference to a mutable argument after the call (and may change it in
@@ -15,8 +16,13 @@ The kept-reference check is skipped where keeping is the point: a call through a
 method: the object keeps what it is given) and a call whose result crossed as a new handle (a
 generator keeps its argument). Residual risk there: the candidate's copy and the test's object
 diverge unseen if either changes later (a generator that changes its input while iterated).
-Parts of the arguments inside a result (``index_by(records)`` returns the records) cross as
-copies: that they are the test's own objects is not carried.
+Parts of the arguments inside a result (``index_by(records)`` returns the records,
+``clone(x)["c"] is x["c"]``, ``f(t) is t`` for a tuple) cross as references to them
+(``{"argpart": n}``): both sides number the containers reachable from the call's arguments in
+the same walk (`argument_parts`: the judge over its own objects, the candidate over the copies it
+decoded, which have the same shape), and the judge hands back its own object number ``n``. A
+number names only a part of that call's own arguments, so the candidate can name nothing of the
+judge's that the call did not give it. Sets are not entered (their order is each process's own).
 """
 
 from __future__ import annotations
@@ -32,6 +38,30 @@ _MOST_TRACKED = 2_000_000  # containers per call; beyond that (frames cap sizes 
 
 
 _CONTAINERS = (*MUTABLE, tuple, frozenset)
+_MOST_PARTS = 1_000_000  # argument parts numbered per call; past it, none are (copies, as before)
+
+
+def argument_parts(arguments: list[Any]) -> list[Any]:
+    """The containers reachable from ``arguments``, numbered by a depth-first walk in order
+    (a mapping's keys and values pair by pair; sets and frozensets not entered). An object
+    reached twice gets two numbers: its copies in the candidate are two objects. Empty past
+    `_MOST_PARTS` (on both sides alike: the same shapes give the same count)."""
+    parts: list[Any] = []
+    stack = [value for value in reversed(arguments) if type(value) in _CONTAINERS]
+    while stack:
+        value = stack.pop()
+        parts.append(value)
+        if len(parts) + len(stack) > _MOST_PARTS:
+            return []
+        if isinstance(value, set | frozenset | bytearray):
+            continue
+        items = (
+            [item for pair in value.items() for item in pair]
+            if isinstance(value, dict)
+            else list(value)
+        )
+        stack.extend(item for item in reversed(items) if type(item) in _CONTAINERS)
+    return parts
 
 
 def mutable_parts(values: list[Any]) -> list[Any]:

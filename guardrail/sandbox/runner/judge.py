@@ -28,10 +28,11 @@ from . import showing
 from .calls import Calls, Discarded, Fault, lacks_context
 from .codec import message_of
 from .doctesting import DEFINE_CLASS, Unjudged, doctest_example, example_sources
-from .exceptions import safe_name
+from .exceptions import describe_exception, safe_name
 from .framing import ChannelClosed, read_frame
 from .observing import OBSERVER, Observer
 from .remote import Names, RemoteHandle, global_reference
+from .seccomp import refused_detail, refused_facility
 
 # Fault kind (also the verdict's reason word) -> the outcome word the release uses for it.
 FAULT_OUTCOMES = {
@@ -41,6 +42,7 @@ FAULT_OUTCOMES = {
     "unserialisable": "ERROR:Unserialisable",
     "missing_context": "ERROR:MissingContext",
     "missing_dependency": "ERROR:MissingDependency",
+    "refused_facility": "ERROR:RefusedFacility",
 }
 # The judge's own names in the tests' namespace: never bound to the candidate. Bound, the
 # candidate's function (an alias guessed for a spec whose entry point was inferred from doctest
@@ -133,6 +135,13 @@ class Judge(Calls):
         kind = safe_name(hello.get("type"))
         message = str(hello.get("message", ""))
         status, reason = _LOAD_REASONS.get(kind, ("error", "load_error"))
+        facility = refused_facility(hello)
+        if facility is not None:  # its module's import met a facility the sandbox refuses
+            status, reason, message = (
+                "unverifiable",
+                "refused_facility",
+                refused_detail(facility, message),
+            )
         if not self.has_context and lacks_context({**hello, "type": kind}):
             status, reason = "unverifiable", "missing_context"
         return make_report(status, reason, f"{kind}: {message}"[:2000])
@@ -205,6 +214,9 @@ class Judge(Calls):
         except ModuleNotFoundError as exc:  # the test's own import: this image lacks it
             return _outcome(test, *self._missing_module(exc))
         except BaseException as exc:
+            facility = refused_facility(describe_exception(exc))  # the test's own refused call
+            if facility is not None:
+                return _outcome(test, "refused_facility", refused_detail(facility, str(exc)))
             outcome.update(outcome=f"ERROR:{safe_name(type(exc).__name__)}")
             outcome["detail"] = message_of(exc, 500)
         if not self.fault:  # the test's last changes to its copies of globals, for later tests
@@ -286,7 +298,7 @@ def _status_of(tests: list[dict[str, Any]]) -> tuple[str, str, str]:
     judged_fail = [t for t in tests if t["fault"] is None and t["outcome"] != "pass"]
     if judged_fail:  # judged on the code as it ran: wrong, whatever else could not be judged
         return "failed", "tests_failed", f"{len(judged_fail)} of {len(tests)} tests failed"
-    for kind in ("missing_dependency", "missing_context"):  # what was missing, named
+    for kind in ("refused_facility", "missing_dependency", "missing_context"):  # named
         first = next((t["detail"] for t in tests if t["fault"] == kind), None)
         if first is not None:
             return "unverifiable", kind, first

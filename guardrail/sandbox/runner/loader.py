@@ -10,7 +10,8 @@ anything from the indexed tree.
 A load that cannot be judged for want of something raises `LoadRefused` with the greeting to
 send: ``MissingDependency`` (a top-level module the image lacks), ``MissingContext`` (code
 without a context that needs a name its module would define, a module of the candidate's own
-package that was not shipped, a module that would not be the one shipped, or a definition
+package that was not shipped, distribution metadata neither shipped nor installed
+(`distributions`), a module that would not be the one shipped, or a definition
 rebound after the retrieved text so that the text would not be judged).
 """
 
@@ -21,6 +22,8 @@ import sys
 from importlib.machinery import ModuleSpec
 from types import FunctionType, ModuleType
 from typing import TYPE_CHECKING, Any, cast
+
+from . import distributions
 
 if TYPE_CHECKING:
     from importlib.abc import Loader
@@ -99,6 +102,7 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
         raise _refused("MissingContext", f"module {shadowed[0]!r} is loaded already")
     finder = ShippedModules(modules)
     sys.meta_path.insert(0, finder)
+    distributions.install(context.get("distributions"))
     try:
         module = importlib.import_module(target)
     except ModuleNotFoundError as exc:
@@ -120,6 +124,9 @@ def _tops(modules: dict[str, Any]) -> set[str]:
 def _not_found(exc: ModuleNotFoundError, modules: dict[str, Any]) -> LoadRefused:
     """A module the image lacks (a dependency) or one of the package that was not shipped."""
     name = exc.name or ""
+    metadata = distributions.missing_message(exc)  # a PackageNotFoundError names no module
+    if metadata is not None:
+        return _refused("MissingContext", metadata, name)
     if name.split(".")[0] in _tops(modules):
         return _refused(
             "MissingContext",

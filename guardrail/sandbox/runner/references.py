@@ -13,14 +13,23 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .codec import decode
+from .codec import Unserialisable, canonical_text, decode
 from .signatures import signed_stub
-from .stubs import JudgeCallable, JudgeCopy, JudgeIterator, JudgeObject
+from .stubs import JudgeCallable, JudgeCopy, JudgeIterator, JudgeObject, own_attributes
 
 if TYPE_CHECKING:
     from .handles import Server
 
-__all__ = ["BUILTIN_MODULES", "MAX_HANDLES", "handle", "handle_of", "keep", "resolve", "stub"]
+__all__ = [
+    "BUILTIN_MODULES",
+    "MAX_HANDLES",
+    "attribute_changes",
+    "handle",
+    "handle_of",
+    "keep",
+    "resolve",
+    "stub",
+]
 
 MAX_HANDLES = 100_000
 # Builtins a test passes cross by name; these modules are the ones they may come from.
@@ -110,3 +119,28 @@ def stub(self: Server, ident: int, ref: dict[str, Any]) -> Any:
         if function is not None:
             return function
     return JudgeCallable(self, ident, name)
+
+
+def attribute_changes(self: Server) -> list[list[Any]]:
+    """``[ident, name, value]`` for each attribute the candidate set (or set anew) on a test's
+    function since the last frame (`stubs.own_attributes`), for the judge to set on its own.
+    Dunder names stay here (``__wrapped__`` and the like would change how the judge sees the
+    test's function); so does a value that cannot cross."""
+    changes: list[list[Any]] = []
+    for ident, held in self.stubs.items():
+        attributes = own_attributes(held)
+        if not attributes:
+            continue
+        reported = self.reported.setdefault(ident, {})
+        for name, value in list(attributes.items()):
+            if type(name) is not str or name.startswith("__"):
+                continue
+            try:
+                encoded = self.out_value(value)
+            except Unserialisable:
+                continue
+            text = canonical_text(encoded)
+            if reported.get(name) != text:
+                reported[name] = text
+                changes.append([ident, name, encoded])
+    return changes

@@ -21,6 +21,7 @@ from .exceptions import THROWN, rebuild_exception, safe_name
 from .mirrors import is_mutable
 from .printed import MAX_PRINTED
 from .remote import RemoteClass
+from .seccomp import refused_detail, refused_facility
 
 if TYPE_CHECKING:
     from .calls import Calls
@@ -87,12 +88,18 @@ def raised(self: Calls, reply: dict[str, Any]) -> BaseException | None:
     if not isinstance(raised, dict):
         self.fail("protocol_violation", "malformed exception in the reply")
     kind, message = raised.get("type"), str(raised.get("message", ""))[:400]
+    facility = refused_facility(raised)
+    if facility is not None:
+        self.fail("refused_facility", refused_detail(facility, message), sticky=False)
     if kind == "ModuleNotFoundError":
         self.fail(
             "missing_dependency",
             f"the candidate imports a module the sandbox image lacks: {message}",
             sticky=False,
         )
+    if kind == "PackageNotFoundError" and "ModuleNotFoundError" in (raised.get("bases") or []):
+        detail = f"the candidate reads distribution metadata the sandbox lacks: {message}"
+        self.fail("missing_context", detail, sticky=False)  # importlib.metadata's, at call time
     if not self.has_context and lacks_context(raised):
         detail = f"judged without its module (no context): {message}"
         self.fail("missing_context", detail, sticky=False)
@@ -102,6 +109,36 @@ def raised(self: Calls, reply: dict[str, Any]) -> BaseException | None:
         if type(original).__name__ == safe_name(kind):
             return original  # the test's own exception, raised on through the candidate
     return rebuild_exception(raised)
+
+
+def set_attributes(self: Calls, changes: Any) -> None:
+    """Attributes the candidate set on the test's functions (``register(f)``), set on the
+    test's own objects, as in-process; never a dunder name (the candidate's stubs keep those).
+    One the object refuses cannot be reproduced: the test is not judged (noted, not raised: the
+    frame still needs its answer)."""
+    if changes is None:
+        return
+    if type(changes) is not list:
+        self.fail("protocol_violation", "a malformed report of attributes set")
+    for change in changes:
+        if not (type(change) is list and len(change) == 3 and type(change[1]) is str):
+            self.fail("protocol_violation", "a malformed report of an attribute set")
+        ident, name, data = change
+        if not name.isidentifier() or name.startswith("__"):
+            self.fail("protocol_violation", "an attribute the candidate may not set")
+        try:
+            target = self.mine.get(ident)
+        except ValueError:
+            self.fail("protocol_violation", "an attribute set on no object of the test's")
+        value = self.in_value(data)
+        try:
+            setattr(target, name, value)
+        except Exception:
+            self.last_fault = (
+                "unserialisable",
+                f"the candidate set attribute {name[:100]!r} of a test's object, which cannot"
+                " take it as it would in-process",
+            )
 
 
 def show(self: Calls, frame: dict[str, Any]) -> None:

@@ -1,20 +1,28 @@
 """A seccomp-bpf filter for job processes: System V IPC, POSIX message queues and kernel keyrings
-fail with EPERM.
+fail with an errno of the filter's own, one per facility (`REFUSED`).
 
 Those objects outlive the process that made them, so they are channels from one job to a later
 one (and to a later job's verdict, which is cached). Under runc the runner also finds and
 removes them after each job; gVisor has no /proc/sysvipc and no /dev/mqueue to sweep, so there
 refusing the calls is the only way. The filter is built once, in the supervisor before it forks
 anything, so that each job process pays a single ``prctl`` for it.
+
+A refused call fails with an errno no kernel call returns (Linux's own end below 150), one per
+facility: ``OSError: [Errno 3002] Unknown error 3002`` for a POSIX queue. `refused_facility`
+reads it back from an exception's description, so the judge can say that correct code met a
+facility the sandbox refuses instead of calling it ``failed``. The errno is seen first in the
+candidate's process, so a candidate can fake it; what it buys is an ``unverifiable`` verdict
+(reason ``refused_facility``), never ``verified``: fail closed.
 """
 
 from __future__ import annotations
 
 import ctypes
-import errno
 import os
 import platform
+import re
 import struct
+from typing import Any
 
 # Audit architecture of each machine the runner knows, and the numbers of the calls it refuses.
 _X86_64 = 0xC000003E
@@ -33,6 +41,13 @@ _AARCH64_CALLS = {  # the generic table (asm-generic/unistd.h)
     "mq_notify": 184, "mq_getsetattr": 185, "add_key": 217, "request_key": 218, "keyctl": 219,
 }  # fmt: skip
 TABLES = {"x86_64": (_X86_64, _X86_64_CALLS), "aarch64": (_AARCH64, _AARCH64_CALLS)}
+# The errno each refused facility gets, and the facility's name in a verdict.
+REFUSED = {
+    3001: ("System V IPC (shmget, semget, msgget, ...)", ("shm", "sem", "msg")),
+    3002: ("POSIX message queues (mq_open, ...)", ("mq_",)),
+    3003: ("kernel keyrings (add_key, request_key, keyctl)", ("add_key", "request_key", "keyctl")),
+}
+_ERRNO_TEXT = re.compile(r"\[Errno (\d{4})\]|Unknown error (\d{4})")
 
 # Classic BPF over struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6]}.
 _LOAD_WORD = 0x20  # BPF_LD | BPF_W | BPF_ABS
@@ -61,7 +76,10 @@ def program(machine: str) -> bytes:
         arch, calls = TABLES[machine]
     except KeyError:
         raise ConfinementError(f"no seccomp table for machine {machine!r}") from None
-    numbers = sorted(calls.values())
+    by_errno = {
+        code: sorted(n for name, n in calls.items() if name.startswith(prefixes))
+        for code, (_facility, prefixes) in REFUSED.items()
+    }
     code = [
         _instruction(_LOAD_WORD, 4),  # arch
         _instruction(_JUMP_EQUAL, arch, true=1),
@@ -73,13 +91,36 @@ def program(machine: str) -> bytes:
             _instruction(_JUMP_AT_LEAST, _X32_BIT, false=1),
             _instruction(_RETURN, _KILL_PROCESS),
         ]
-    # Each match jumps over the rest of the list and the ALLOW to the final ERRNO.
+    # One list per facility: a match jumps over the rest of the lists and the ALLOW to its
+    # facility's ERRNO return; the returns follow the ALLOW in the lists' order.
+    numbers = [(n, i) for i, group in enumerate(by_errno.values()) for n in group]
     code += [
-        _instruction(_JUMP_EQUAL, number, true=len(numbers) - index)
-        for index, number in enumerate(numbers)
+        _instruction(_JUMP_EQUAL, number, true=len(numbers) - index + group)
+        for index, (number, group) in enumerate(numbers)
     ]
-    code += [_instruction(_RETURN, _ALLOW), _instruction(_RETURN, _ERRNO | errno.EPERM)]
+    code.append(_instruction(_RETURN, _ALLOW))
+    code += [_instruction(_RETURN, _ERRNO | number) for number in by_errno]
     return b"".join(code)
+
+
+def refused_detail(facility: str, message: str) -> str:
+    """A refused facility, named for a verdict."""
+    return f"the code uses {facility}, which the sandbox refuses (they outlive the job): {message}"
+
+
+def refused_facility(description: Any) -> str | None:
+    """The facility a refused call's errno names, in an exception's description
+    (`exceptions.describe_exception`: its ``errnos``, or the errno's text in its message)."""
+    if not isinstance(description, dict):
+        return None
+    numbers = description.get("errnos")
+    found = [n for n in numbers if type(n) is int] if type(numbers) is list else []
+    for match in _ERRNO_TEXT.finditer(str(description.get("message", ""))[:2000]):
+        found.append(int(match.group(1) or match.group(2)))
+    for number in found:
+        if number in REFUSED:
+            return REFUSED[number][0]
+    return None
 
 
 class _SockFprog(ctypes.Structure):

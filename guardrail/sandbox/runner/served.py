@@ -12,7 +12,14 @@ from __future__ import annotations
 import collections
 from typing import TYPE_CHECKING, Any
 
-from .codec import Unserialisable, encode, plain_or_none
+from .codec import (
+    Unserialisable,
+    by_position_and_name,
+    can_write_back,
+    changed_keys,
+    encode,
+    plain_or_none,
+)
 from .exceptions import THROWN, describe_exception
 from .judge_objects import MAX_JUDGE_OBJECTS
 from .replies import Fault
@@ -75,13 +82,53 @@ def drain_more(self: Calls, target: dict[str, Any]) -> bool:
 
 
 def serve(self: Calls, frame: dict[str, Any]) -> dict[str, Any]:
-    """Run one of the judge's objects for the candidate; the reply to send back."""
+    """Run one of the judge's objects for the candidate; the reply to send back. A call's
+    arguments the callback changed in place go back with it (``changed``), also when it raised,
+    for the candidate to write into its own objects (a test's ``acc.append`` on the candidate's
+    accumulator), as the judge writes back what the candidate changed of the test's."""
+    called: list[Any] = []  # the call's arguments and their encoding, once read
+    reply = _run(self, frame, called)
+    if called and "stop" not in reply:
+        return _with_changes(self, reply, *called)
+    return reply
+
+
+def _encoded(self: Calls, objects: dict[int | str, Any]) -> dict[int | str, Any]:
+    return {key: encode(value, other=self.mine.reference) for key, value in objects.items()}
+
+
+def _with_changes(
+    self: Calls, reply: dict[str, Any], objects: dict[int | str, Any], before: dict[Any, Any]
+) -> dict[str, Any]:
+    """``reply`` with the arguments the callback changed; encoded here before and after (the
+    same process, so a set's order is the same), never against the candidate's own text."""
+    try:
+        after = _encoded(self, objects)
+        changed = changed_keys(before, after)
+    except Unserialisable as exc:  # the callback put something in that cannot cross
+        self.last_fault = ("unserialisable", str(exc)[:500])
+        return {"raised": describe_exception(TypeError(str(exc)))}
+    if any(not can_write_back(objects[key]) for key in changed):
+        self.last_fault = (
+            "unserialisable",
+            "a test's callback changed an argument of the candidate's in a way that cannot be"
+            " copied back (a container nested in it)",
+        )
+        return {"raised": describe_exception(RuntimeError("the callback could not be judged"))}
+    if changed:
+        reply["changed"] = [[key, after[key]] for key in changed]
+    return reply
+
+
+def _run(self: Calls, frame: dict[str, Any], called: list[Any]) -> dict[str, Any]:
     try:
         target = self.mine.get(frame.get("callback"))
         args = [self.in_value(a) for a in frame.get("args", [])]
         kwargs = {str(k): self.in_value(v) for k, v in frame.get("kwargs", {}).items()}
         op = frame.get("op")
         if op == "call":
+            objects = by_position_and_name(args, kwargs)
+            called += [objects, _encoded(self, objects)]
             value = target(*args, **kwargs)
         elif op == "iter":
             value = iter(target)
@@ -111,12 +158,22 @@ def serve(self: Calls, frame: dict[str, Any]) -> dict[str, Any]:
         return {"raised": described}
 
 
+def _own_dict(target: Any) -> dict[str, Any]:
+    """A test object's ``__dict__`` (readable whole, so each entry is too: the attributes the
+    test or the candidate set on it)."""
+    try:
+        found = vars(target)
+    except TypeError:
+        return {}
+    return found if type(found) is dict else {}
+
+
 def attribute(self: Calls, target: Any, name: str) -> Any:
     """An attribute of a test's object the candidate read: an AttributeError if the object
     lacks it, as in-process; the harmless ones as they are; any other (a function's
     ``__code__``, ``__defaults__``, ``__globals__`` hold the test's constants) a fault."""
     value = getattr(target, name)
-    if name not in _CALLBACK_ATTRIBUTES:
+    if name not in _CALLBACK_ATTRIBUTES and name not in _own_dict(target):
         self.fail(
             "unserialisable",
             f"the candidate read {name[:100]!r} of a test's callable; only "

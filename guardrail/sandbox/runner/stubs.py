@@ -10,10 +10,15 @@ What it defends: the candidate can only call or iterate a test's object, never i
 lambda holds the test's constants): every other attribute is asked of the judge, which answers
 only the harmless ones. Nothing here is trusted by the judge: a hostile candidate can replace
 these classes, and still gets only what the judge chooses to answer.
+
+Attributes the candidate sets on a test's function (``register(f)`` marking it) stay on its stub
+and are reported with every frame (`references.attribute_changes`); the judge sets them on the
+test's own object, as in-process.
 """
 
 from __future__ import annotations
 
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -40,12 +45,47 @@ class JudgeObject:
 
 
 class JudgeCallable(JudgeObject):
-    # A test's function, lambda or other callable: calling it is a callback to the judge.
+    # A test's function, lambda or other callable: calling it is a callback to the judge. An
+    # attribute the candidate sets on it (``register(f)`` marking ``f``) is kept here, read
+    # back from here, and set on the test's own object by the judge (``own_attributes``).
 
-    __slots__ = ()
+    __slots__ = ("_attributes",)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._server.callback(self._id, "call", args, kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _OWN:
+            object.__setattr__(self, name, value)
+            return
+        attributes = own_attributes(self)
+        if attributes is None:
+            attributes = {}
+            object.__setattr__(self, "_attributes", attributes)
+        attributes[name] = value
+
+    def __getattr__(self, name: str) -> Any:
+        attributes = own_attributes(self)
+        if attributes is not None and name in attributes:
+            return attributes[name]
+        return super().__getattr__(name)
+
+
+_OWN = frozenset({*JudgeObject.__slots__, "_attributes"})
+
+
+def own_attributes(stub: Any) -> dict[str, Any] | None:
+    """The attributes the candidate set on a test's function as it holds it: a signed stub's
+    (a real function's) ``__dict__``, a `JudgeCallable`'s own; None for anything else."""
+    if type(stub) is types.FunctionType:
+        return stub.__dict__
+    if type(stub) is JudgeCallable:
+        try:
+            attributes: dict[str, Any] = object.__getattribute__(stub, "_attributes")
+        except AttributeError:
+            return None
+        return attributes
+    return None
 
 
 class JudgeIterator(JudgeObject):

@@ -9,8 +9,8 @@ def _sysv_objects():
     """How many System V objects exist: /proc/sysvipc lists them under runc, gVisor has none.
 
     There, each id is asked for directly (gVisor numbers them from 0 up): EINVAL means no
-    object has that id; EPERM that the runner's seccomp filter refuses the call (IPC_STAT
-    itself never says EPERM), so no job could have made one either; success or EACCES means
+    object has that id; errno 3001 (or EPERM) that a seccomp filter refuses the call (IPC_STAT
+    itself never says either), so no job could have made one either; success or EACCES means
     one exists, whoever owns it.
     """
     count = 0
@@ -32,6 +32,7 @@ def _sysv_objects():
                 errno.EINVAL,
                 errno.EIDRM,
                 errno.EPERM,
+                3001,  # the runner's seccomp filter's own errno for System V IPC
             ):
                 count += 1
     return count
