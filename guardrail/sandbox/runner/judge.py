@@ -32,6 +32,7 @@ from .exceptions import safe_name
 from .framing import ChannelClosed, read_frame
 from .observing import OBSERVER, Observer
 from .remote import Names, RemoteHandle, global_reference
+from .retrieved import expected, not_retrieved
 
 # Fault kind (also the verdict's reason word) -> the outcome word the release uses for it.
 FAULT_OUTCOMES = {
@@ -49,6 +50,8 @@ _JUDGES_OWN = frozenset({"__name__", "__builtins__", "__doctest_example__", DEFI
 # Why a test after a sticky fault is not run (unserialisable: mirrors, a test changed a copy).
 _NOT_RUN = {
     "ended": "not run: an earlier test ended the candidate",
+    "missing_context": "not run: an earlier test found that what the tests call is not the"
+    " retrieved definition",
     "unserialisable": "not run: the tests' copy of a module global and the candidate's own no"
     " longer agree (an earlier test changed one the other could not follow)",
 }
@@ -81,6 +84,12 @@ class Judge(Calls):
         self.has_context = bool(context)
         if not hello.get("loaded"):
             return self._refused(hello)
+        judged = expected(context)  # the judge's own compile of the retrieved text
+        problem = (
+            None if judged is None else not_retrieved(hello.get("retrieved"), judged, "at load")
+        )
+        if problem is not None:
+            return make_report("unverifiable", "missing_context", problem)
         sys.stdout = Discarded()
         shipped = set(context.get("modules", {})) if isinstance(context, dict) else set()
         try:
@@ -113,6 +122,14 @@ class Judge(Calls):
                 value = global_reference(self, str(target))
             namespace[str(name)] = value
         tests = [self._run_test(test, namespace) for test in job["tests"]]
+        if judged is not None and not self.fault:  # asked again: a swap after binding
+            try:
+                said = self.exchange({"op": "retrieved"}).get("retrieved")
+            except Fault:
+                return self._faulted("after the last test")
+            problem = not_retrieved(said, judged, "after the last test", ended=True)
+            if problem is not None:
+                return {**make_report("unverifiable", "missing_context", problem), "tests": tests}
         offered = hello.get("functions")
         offered = offered if type(offered) is list else []  # `in 5` would crash the judge
         alias = hello.get("alias")

@@ -1,0 +1,465 @@
+"""Which code is the retrieved definition, and whether what the tests call is still it.
+
+With module context the module's own code runs in the candidate process before and between the
+tests, so nothing that code can reach decides what is judged. Both sides compile the substituted
+module (`compiled`; compile only, nothing of it runs in the judge) and find the code objects of
+the definition at the judged name and lines (`definitions`), each named by a `fingerprint`.
+
+In the candidate, `watch` is called before any code of the module runs: it finds those code
+objects in the very module code object the import will execute, and takes every reference its
+checks use (builtins, ``sys`` functions) into closures then. `pin` (after the import) binds each
+judged name to the object the module's namespace holds under it, refused unless that object is
+the retrieved definition (its code object, itself or under the standard library's wrappers) or
+a wrapper the tests may call only while the definition's own code runs inside each call. Before
+and after every call and at the end of the job it checks again that the name still holds that
+object, the object still holds that code object (a ``__code__`` swap) and no trace or profile
+function is set (they can change a running frame). The judge compares the fingerprints the
+candidate reports (`report`) with its own, at the greeting and after the last test.
+
+A module that reaches the runner's own objects (frames, ``gc``, ``ctypes``) or writes on the
+channel itself can still forge what the candidate says; see the package's threat model.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import hashlib
+import opcode
+import sys
+from collections.abc import Callable
+from types import (
+    AsyncGeneratorType,
+    CodeType,
+    CoroutineType,
+    FrameType,
+    FunctionType,
+    GeneratorType,
+    MethodType,
+)
+from typing import Any, NamedTuple, cast
+
+__all__ = [
+    "Expected",
+    "NotRetrieved",
+    "compiled",
+    "definitions",
+    "expected",
+    "fingerprint",
+    "not_retrieved",
+    "watch",
+]
+
+
+class NotRetrieved(Exception):
+    """What the tests would call is not (or no longer) the retrieved definition."""
+
+
+def compiled(entry: dict[str, Any]) -> CodeType:
+    """The module code of a shipped module entry, compiled as the candidate's import runs it."""
+    return compile(str(entry["source"]), str(entry["file"]), "exec")
+
+
+def definitions(code: CodeType, judged: dict[str, Any]) -> list[CodeType]:
+    """The code objects in ``code`` (at any depth) of the definition at ``judged["name"]``
+    (qualified) whose first line is in one of ``judged["lines"]`` (the substituted text)."""
+    name = str(judged.get("name", ""))
+    ranges = [(int(a), int(b)) for a, b in judged.get("lines") or []]
+    last = name.rpartition(".")[2]
+    found: list[CodeType] = []
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        for const in current.co_consts:
+            if isinstance(const, CodeType):
+                stack.append(const)
+                qualified = getattr(const, "co_qualname", None)  # 3.11+; 3.10 has co_name only
+                if (qualified == name if qualified is not None else const.co_name == last) and any(
+                    a <= const.co_firstlineno <= b for a, b in ranges
+                ):
+                    found.append(const)
+    return found
+
+
+def fingerprint(code: CodeType) -> str:
+    """sha256 of what a code object is made of (the same text and place, the same print)."""
+    return hashlib.sha256(repr(_described(code)).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _described(code: CodeType) -> tuple[Any, ...]:
+    return (
+        code.co_filename,
+        code.co_name,
+        code.co_firstlineno,
+        code.co_argcount,
+        code.co_posonlyargcount,
+        code.co_kwonlyargcount,
+        code.co_flags,
+        code.co_code,
+        code.co_names,
+        code.co_varnames,
+        code.co_freevars,
+        code.co_cellvars,
+        tuple(_constant(c) for c in code.co_consts),
+    )
+
+
+def _constant(value: object) -> Any:
+    if isinstance(value, CodeType):
+        return _described(value)
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_constant(v) for v in value))
+    if isinstance(value, frozenset):  # its order follows hashes: the same set, any order
+        return ("frozenset", tuple(sorted(repr(_constant(v)) for v in value)))
+    return (type(value).__name__, repr(value))
+
+
+_FUNCTION = 0x1  # CO_OPTIMIZED: a function's code, never a class body's (inspect would load more)
+Watch = tuple[
+    Callable[[dict[str, Any]], None],  # pin(namespace): after the import
+    Callable[[Any, list[Any], dict[str, Any]], Any],  # invoke(target, args, kwargs)
+    Callable[[], dict[str, Any]],  # report(): what the judge compares
+]
+
+
+_Recognizer = tuple[
+    Callable[[Any], tuple[Any, Any]],  # at_path(namespace): (the top object, the judged one)
+    Callable[[Any], str | None],  # mode_of(value): "identity", "class", or None
+    Callable[[Any], CodeType | None],  # code_of(value): the definition's code it runs, if known
+    tuple[CodeType, ...],  # the definition's codes and its methods': what "ran" means
+    list[Any],  # [the module's namespace], once pinned
+]
+
+
+def _recognizer(codes: tuple[CodeType, ...], path: list[str]) -> _Recognizer:
+    """How `watch` knows the definition's own objects, from references taken at call time."""
+    type_, any_, all_, isinstance_ = builtins.type, builtins.any, builtins.all, builtins.isinstance
+    class_dict = builtins.type.__dict__["__dict__"].__get__  # never a metaclass's own __dict__
+    method_types = (builtins.staticmethod, builtins.classmethod)
+    property_type, cached_type = builtins.property, functools.cached_property
+    # A class's own methods, by name: each must stay in its __dict__ with one of its codes (a
+    # metaclass, a base's __init_subclass__ or a later assignment may swap one).
+    methods: dict[str, tuple[CodeType, ...]] = {}
+    for body in codes:
+        for inner in body.co_consts:
+            if type_(inner) is CodeType and inner.co_flags & _FUNCTION and inner.co_name[0] != "<":
+                methods[inner.co_name] = (*methods.get(inner.co_name, ()), inner)
+    is_class = bool(codes) and all_(not c.co_flags & _FUNCTION for c in codes)
+
+    real_builtins = builtins.__dict__
+    home: list[Any] = [None]  # the module's namespace, once pinned
+
+    def own_code(value: Any, among: tuple[CodeType, ...]) -> CodeType | None:
+        """The code object of ``value`` if it is one of ``among``, itself or under a wrapper of
+        the standard library that runs what it reads (the class is looked up, never asked),
+        made in the module's own globals with Python's own builtins."""
+        for _ in range(8):
+            kind = type_(value)
+            if kind is FunctionType:
+                code = value.__code__
+                made_here = value.__globals__ is home[0] and value.__builtins__ is real_builtins
+                return code if made_here and any_(code is c for c in among) else None
+            if kind in method_types:
+                value = value.__func__
+            elif kind is property_type:
+                value = value.fget
+            elif kind is cached_type:  # its __get__ calls what ``func`` holds then
+                value = value.func
+            else:  # lru_cache's __wrapped__ is only a label: it calls what it was given
+                return None
+        return None
+
+    def mode_of(value: Any) -> str | None:
+        if code_of(value) is not None:
+            return "identity"
+        if is_class and isinstance_(value, type_):
+            held = [*class_dict(value).values()]
+            if all_(any_(own_code(v, among) for v in held) for among in methods.values()):
+                return "class"
+        return None
+
+    def at_path(namespace: Any) -> tuple[Any, Any]:
+        home[0] = home[0] if home[0] is not None else namespace  # the first: `pin`'s
+        top = value = namespace.get(path[0])
+        for part in path[1:]:  # class levels by their own __dict__: never a descriptor run
+            value = class_dict(value).get(part) if isinstance_(value, type_) else None
+        return top, value
+
+    def code_of(value: Any) -> CodeType | None:
+        return own_code(value, codes)
+
+    running = (*codes, *(c for group in methods.values() for c in group))
+    return at_path, mode_of, code_of, running, home
+
+
+_Guard = tuple[
+    Callable[[dict[str, Any]], None],  # pin(namespace)
+    Callable[[str], None],  # check(when)
+    Callable[[str], NotRetrieved],  # broken(problem): noted for good, to raise
+    dict[str, Any],  # the shared state: mode, broken, ran, depth, and the pins
+]
+
+
+def _guard(
+    codes: tuple[CodeType, ...], path: list[str], recognizer: _Recognizer, active: list[Any]
+) -> _Guard:
+    """`watch`'s binding of the name (``pin``) and the checks it repeats (``check``)."""
+    at_path, mode_of, _code_of, _running, _home = recognizer
+    type_, callable_, real_builtins = builtins.type, builtins.callable, builtins.__dict__
+    gettrace, getprofile = sys.gettrace, sys.getprofile
+    name = ".".join(path)
+    # pins: [namespace, the object under path[0], the object at the full path]
+    state: dict[str, Any] = {"mode": None, "broken": None, "ran": False, "depth": 0, "pins": []}
+
+    reads = _builtin_reads(codes)  # {name: the builtin} of the globals the text reads
+
+    def builtins_changed(namespace: dict[str, Any]) -> str | None:
+        for read, original in reads.items():
+            if namespace.get(read, original) is not original or (  # ``from builtins import``
+                real_builtins.get(read) is not original
+            ):
+                return read
+        return None
+
+    def pin(namespace: dict[str, Any]) -> None:
+        top, value = at_path(namespace)
+        changed = builtins_changed(namespace)
+        if changed is not None:
+            raise NotRetrieved(
+                f"the module rebinds {changed!r}, a builtin the retrieved text uses, so the"
+                " text would not be judged as written"
+            )
+        state["mode"] = mode_of(value)
+        if state["mode"] is None and codes and value is not None and callable_(value):
+            state["mode"] = "ran"  # a wrapper: each call of it must run the definition's code
+        if state["mode"] is None:
+            what = "nothing" if value is None else f"a {type_(value).__name__[:100]}"
+            raise NotRetrieved(
+                f"the module binds {name!r} to {what}, not to the retrieved definition, so the"
+                " retrieved text would not be judged"
+            )
+        state["pins"] = [namespace, top, value]
+
+    def broken(problem: str) -> NotRetrieved:
+        if state["broken"] is None:
+            state["broken"] = f"{problem}: the retrieved text is no longer what is judged"
+        return NotRetrieved(state["broken"])
+
+    def check(when: str) -> None:
+        if state["broken"] is not None:
+            raise NotRetrieved(state["broken"])
+        hook = getprofile()
+        if gettrace() is not None or not (hook is None or hook is active[0]):
+            raise broken(f"a trace or profile function was set in the candidate {when}")
+        pins = state["pins"]
+        if pins:
+            top, value = at_path(pins[0])
+            if not (top is pins[1] and value is pins[2]):
+                raise broken(f"the module rebound {name!r} {when}")
+            if state["mode"] != "ran" and mode_of(value) != state["mode"]:
+                raise broken(f"the code of {name!r} was replaced {when}")
+            changed = builtins_changed(pins[0])
+            if changed is not None:
+                raise broken(f"the module rebound {changed!r}, a builtin the text uses, {when}")
+
+    return pin, check, broken, state
+
+
+def watch(module_code: CodeType, judged: dict[str, Any]) -> Watch:
+    """The candidate's checks for the definition ``judged`` names in ``module_code`` (called
+    before any code of the module runs; see the module docstring).
+
+    ``pin`` raises `NotRetrieved` when the name is bound to something else; ``invoke`` runs one
+    operation of the tests (``target(*args, **kwargs)``) and raises it when a check fails before,
+    during or after it (and from then on); ``report`` says what the judge compares.
+    """
+    # Everything the checks use, taken now: the module may replace any of these names later.
+    codes = tuple(definitions(module_code, judged))
+    prints = sorted({fingerprint(code) for code in codes})
+    print_of, type_, str_, bound_method = fingerprint, builtins.type, builtins.str, MethodType
+    lru_type = functools._lru_cache_wrapper
+    path = str(judged.get("name", "")).split(".")
+    recognizer = _recognizer(codes, path)
+    _at_path, _mode_of, code_of, running, home = recognizer
+    profiled, active = _profiled(running, home)
+    pin, check, broken, state = _guard(codes, path, recognizer, active)
+
+    def invoke(target: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        check("before a call")
+        if state["depth"]:  # the judge's request while the candidate waits on a callback:
+            state["depth"] += 1  # the outer call's profiler (if still waiting) sees it too
+            try:
+                return target(*args, **kwargs)
+            finally:
+                state["depth"] -= 1
+                check("during a call")
+        seen = [False, True]  # the definition's code ran; our profiler was left alone
+        state["depth"] = 1
+        try:
+            return profiled(target, args, kwargs, seen)
+        finally:
+            state["depth"] = 0
+            settle(target, seen)
+
+    def settle(target: Any, seen: list[bool]) -> None:
+        """After an outermost operation: what the profiler saw, and the checks again."""
+        if not seen[1]:
+            raise broken("a profile function was set in the candidate during a call")
+        state["ran"] = state["ran"] or seen[0]
+        pins = state["pins"]
+        wrapper = pins[2] if pins and state["mode"] == "ran" else None
+        through = wrapper is not None and (
+            target is wrapper or (type_(target) is bound_method and target.__func__ is wrapper)
+        )
+        through = through and type_(wrapper) is not lru_type  # a cache hit runs nothing
+        if through and not seen[0]:
+            raise broken(f"a call of what the module made of {'.'.join(path)!r} ran none of it")
+        check("during a call")
+
+    def report() -> dict[str, Any]:
+        """``found``: the fingerprints of the definition's code objects as compiled; ``bound``:
+        of the code the name's object holds (None for a class or a wrapper); ``ran``: whether
+        any operation of the tests ran the definition's code; ``broken``: a failed check."""
+        said = {"found": prints, "bound": None, "mode": state["mode"], "ran": state["ran"]}
+        try:
+            check("before the report")
+        except NotRetrieved as exc:
+            return {**said, "broken": str_(exc)}
+        pins = state["pins"]
+        code = code_of(pins[2]) if pins and state["mode"] == "identity" else None
+        bound = None if code is None else print_of(code)
+        return {**said, "bound": bound, "broken": None}
+
+    return pin, invoke, report
+
+
+def _builtin_reads(codes: tuple[CodeType, ...]) -> dict[str, Any]:
+    """The builtins the code objects (and those nested in them) read as globals, with their
+    objects now: the module must neither shadow nor replace any of them."""
+    load_global, extended = opcode.opmap["LOAD_GLOBAL"], opcode.EXTENDED_ARG
+    shift = 1 if sys.version_info >= (3, 11) else 0  # 3.11+: the name index is oparg >> 1
+    reads: dict[str, Any] = {}
+    stack = list(codes)
+    while stack:
+        code = stack.pop()
+        stack.extend(c for c in code.co_consts if isinstance(c, CodeType))
+        raw, extra = code.co_code, 0
+        for at in range(0, len(raw), 2):
+            op, arg = raw[at], raw[at + 1] | extra
+            extra = arg << 8 if op == extended else 0
+            if op == load_global:
+                read = code.co_names[arg >> shift]
+                if read in builtins.__dict__:
+                    reads[read] = builtins.__dict__[read]
+    return reads
+
+
+def _profiled(
+    running: tuple[CodeType, ...], home: list[Any]
+) -> tuple[Callable[[Any, list[Any], dict[str, Any], list[bool]], Any], list[Any]]:
+    """``call(target, args, kwargs, seen)``: ``target(*args, **kwargs)`` under a profile
+    function that notes (``seen[0]``) the first start of one of ``running`` (in the module's own
+    globals, ``home[0]``, with Python's builtins: never a copy made over others) and then removes
+    itself (the rest runs at full speed); ``seen[1]`` false if something else replaced it. And
+    the one-item list holding that profile function while it waits (for `watch`'s checks)."""
+    type_, any_, frame_type = builtins.type, builtins.any, FrameType
+    getprofile, setprofile, real_builtins = sys.getprofile, sys.setprofile, builtins.__dict__
+    made_frame = _made_frame
+    active: list[Any] = [None]
+
+    def call(target: Any, args: list[Any], kwargs: dict[str, Any], seen: list[bool]) -> Any:
+        def ours(frame: Any) -> bool:
+            return (
+                type_(frame) is frame_type
+                and any_(frame.f_code is c for c in running)
+                and frame.f_globals is home[0]
+                and frame.f_builtins is real_builtins
+            )
+
+        def profiler(frame: Any, event: str, arg: Any) -> None:
+            if event == "call" and ours(frame):
+                seen[0] = True
+                active[0] = None
+                setprofile(None)
+
+        active[0] = profiler
+        setprofile(profiler)
+        try:
+            result = target(*args, **kwargs)
+            # A generator of ours is made now and runs in later requests.
+            seen[0] = seen[0] or ours(made_frame(result))
+            return result
+        finally:
+            seen[1] = getprofile() is active[0]
+            setprofile(None)
+            active[0] = None
+
+    return call, active
+
+
+def _made_frame(
+    result: object,
+    type_: Any = type,
+    kinds: tuple[Any, ...] = (GeneratorType, CoroutineType, AsyncGeneratorType),
+) -> Any:
+    """The frame of a generator, coroutine or async generator (calling a function of ours makes
+    one and runs none of its code yet); None for anything else. Read through the exact types
+    (defaults bound at import, before any candidate code): an object's own attributes are never
+    asked."""
+    kind = type_(result)
+    if kind is kinds[0]:
+        return cast("GeneratorType[Any, Any, Any]", result).gi_frame
+    if kind is kinds[1]:
+        return cast("CoroutineType[Any, Any, Any]", result).cr_frame
+    if kind is kinds[2]:
+        return cast("AsyncGeneratorType[Any, Any]", result).ag_frame
+    return None
+
+
+class Expected(NamedTuple):
+    """What the judge's own compile says the candidate must show: the fingerprints of the
+    definition's code objects, and whether running the tests must run one of them (a class
+    without methods of its own runs no code of its text after its definition)."""
+
+    prints: list[str]
+    runs: bool
+
+
+def expected(context: Any) -> Expected | None:
+    """The judge's own view of the definition a job's context judges (None when it judges
+    none: no qualified name, or text that does not define it); no prints when the module does
+    not compile here or holds no such definition."""
+    judged = context.get("judged") if isinstance(context, dict) else None
+    if not isinstance(judged, dict):
+        return None
+    try:
+        code = compiled(context["modules"][str(context["module"])])
+    except (SyntaxError, ValueError, MemoryError, RecursionError, KeyError, TypeError):
+        return Expected([], runs=True)
+    found = definitions(code, judged)
+    runs = any(
+        c.co_flags & _FUNCTION or any(isinstance(i, CodeType) for i in c.co_consts) for c in found
+    )
+    return Expected(sorted({fingerprint(c) for c in found}), runs)
+
+
+def not_retrieved(report: Any, judge: Expected, when: str, *, ended: bool = False) -> str | None:
+    """Why the candidate's ``report`` (`watch`) does not show the retrieved definition bound
+    under the judged name, in the judge's own terms (None: it does). ``ended``: after the
+    last test, when the tests must also have run the definition's code."""
+    if not judge.prints:
+        return "the judge found no retrieved definition in its own compile of the module"
+    if not isinstance(report, dict):
+        return f"the candidate did not say {when} which code the tests call"
+    if isinstance(report.get("broken"), str):
+        return str(report["broken"])[:500]
+    if report.get("found") != judge.prints:
+        return f"the code the candidate compiled {when} is not the retrieved text"
+    mode = report.get("mode")
+    if mode not in ("identity", "class", "ran"):
+        return f"the candidate said something unknown {when} about the code the tests call"
+    if mode == "identity" and report.get("bound") not in judge.prints:
+        return f"the code bound under the tested name {when} is not the retrieved text"
+    if ended and judge.runs and report.get("ran") is not True:
+        return "the tests ran without running the retrieved definition's code"
+    return None
