@@ -96,7 +96,8 @@ def load(job: dict[str, Any]) -> Loaded:
         BaseException: whatever the candidate's code raised while loading (described as today).
     """
     context = job.get("context")
-    refused, not_found = _refused, _not_found  # the module's code may rebind this module's names
+    # Taken now: the module's code may rebind this module's names (through its frames).
+    refused, not_found, loaded, not_retrieved = _refused, _not_found, Loaded, NotRetrieved
     if not context:
         namespace: dict[str, Any] = {"__name__": CANDIDATE_MODULE, "__builtins__": __builtins__}
         _hide_runner()
@@ -110,7 +111,7 @@ def load(job: dict[str, Any]) -> Loaded:
             ) from None
         except ModuleNotFoundError as exc:
             raise not_found(exc, {}) from None
-        return Loaded(namespace)
+        return loaded(namespace)
     modules: dict[str, dict[str, Any]] = context["modules"]
     target = str(context["module"])
     shadowed = sorted(name for name in modules if name in sys.modules)
@@ -126,7 +127,7 @@ def load(job: dict[str, Any]) -> Loaded:
             pass  # the import raises it as the package would
         else:
             finder.compiled[target] = code
-            checks = watch(code, judged)
+            checks = watch(code, judged, str(job.get("code", "")))
     _hide_runner()
     sys.meta_path.insert(0, finder)
     tops = _tops(modules)
@@ -140,13 +141,13 @@ def load(job: dict[str, Any]) -> Loaded:
             raise refused("MissingContext", message, exc.name) from None
         raise
     if checks is None:
-        return Loaded(module.__dict__)
+        return loaded(module.__dict__)
     pin, invoke, report = checks
     try:
         pin(module.__dict__)
-    except NotRetrieved as exc:
+    except not_retrieved as exc:
         raise refused("MissingContext", str(exc)) from None
-    return Loaded(module.__dict__, invoke, report)
+    return loaded(module.__dict__, invoke, report)
 
 
 def _hide_runner() -> None:

@@ -22,6 +22,7 @@ channel itself can still forge what the candidate says; see the package's threat
 
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 import hashlib
@@ -126,6 +127,7 @@ _Recognizer = tuple[
     Callable[[Any], tuple[Any, Any]],  # at_path(namespace): (the top object, the judged one)
     Callable[[Any], str | None],  # mode_of(value): "identity", "class", or None
     Callable[[Any], CodeType | None],  # code_of(value): the definition's code it runs, if known
+    Callable[[Any], Any],  # function_of(value): the function under known wrappers, or None
     tuple[CodeType, ...],  # the definition's codes and its methods': what "ran" means
     list[Any],  # [the module's namespace], once pinned
 ]
@@ -149,16 +151,13 @@ def _recognizer(codes: tuple[CodeType, ...], path: list[str]) -> _Recognizer:
     real_builtins = builtins.__dict__
     home: list[Any] = [None]  # the module's namespace, once pinned
 
-    def own_code(value: Any, among: tuple[CodeType, ...]) -> CodeType | None:
-        """The code object of ``value`` if it is one of ``among``, itself or under a wrapper of
-        the standard library that runs what it reads (the class is looked up, never asked),
-        made in the module's own globals with Python's own builtins."""
+    def function_of(value: Any) -> Any:
+        """The function under ``value``'s wrappers of the standard library that run what they
+        read (the class is looked up, never asked); None for anything else."""
         for _ in range(8):
             kind = type_(value)
             if kind is FunctionType:
-                code = value.__code__
-                made_here = value.__globals__ is home[0] and value.__builtins__ is real_builtins
-                return code if made_here and any_(code is c for c in among) else None
+                return value
             if kind in method_types:
                 value = value.__func__
             elif kind is property_type:
@@ -168,6 +167,16 @@ def _recognizer(codes: tuple[CodeType, ...], path: list[str]) -> _Recognizer:
             else:  # lru_cache's __wrapped__ is only a label: it calls what it was given
                 return None
         return None
+
+    def own_code(value: Any, among: tuple[CodeType, ...]) -> CodeType | None:
+        """The code object of ``value`` if it is one of ``among`` (`function_of`), made in the
+        module's own globals with Python's own builtins."""
+        function = function_of(value)
+        if function is None:
+            return None
+        code = function.__code__
+        made_here = function.__globals__ is home[0] and function.__builtins__ is real_builtins
+        return code if made_here and any_(code is c for c in among) else None
 
     def mode_of(value: Any) -> str | None:
         if code_of(value) is not None:
@@ -189,7 +198,7 @@ def _recognizer(codes: tuple[CodeType, ...], path: list[str]) -> _Recognizer:
         return own_code(value, codes)
 
     running = (*codes, *(c for group in methods.values() for c in group))
-    return at_path, mode_of, code_of, running, home
+    return at_path, mode_of, code_of, function_of, running, home
 
 
 _Guard = tuple[
@@ -201,25 +210,22 @@ _Guard = tuple[
 
 
 def _guard(
-    codes: tuple[CodeType, ...], path: list[str], recognizer: _Recognizer, active: list[Any]
+    codes: tuple[CodeType, ...],
+    path: list[str],
+    recognizer: _Recognizer,
+    active: list[Any],
+    literals_match: Callable[[Any], bool],
 ) -> _Guard:
     """`watch`'s binding of the name (``pin``) and the checks it repeats (``check``)."""
-    at_path, mode_of, _code_of, _running, _home = recognizer
-    type_, callable_, real_builtins = builtins.type, builtins.callable, builtins.__dict__
+    defaults_of = _defaults_of
+    at_path, mode_of, code_of, function_of, _running, _home = recognizer
+    callable_, get = builtins.callable, builtins.getattr
     gettrace, getprofile = sys.gettrace, sys.getprofile
     name = ".".join(path)
     # pins: [namespace, the object under path[0], the object at the full path]
     state: dict[str, Any] = {"mode": None, "broken": None, "ran": False, "depth": 0, "pins": []}
 
-    reads = _builtin_reads(codes)  # {name: the builtin} of the globals the text reads
-
-    def builtins_changed(namespace: dict[str, Any]) -> str | None:
-        for read, original in reads.items():
-            if namespace.get(read, original) is not original or (  # ``from builtins import``
-                real_builtins.get(read) is not original
-            ):
-                return read
-        return None
+    builtins_changed = _builtins_changed(codes)
 
     def pin(namespace: dict[str, Any]) -> None:
         top, value = at_path(namespace)
@@ -230,15 +236,34 @@ def _guard(
                 " text would not be judged as written"
             )
         state["mode"] = mode_of(value)
-        if state["mode"] is None and codes and value is not None and callable_(value):
+        if state["mode"] is None and callable_(value) and wraps_ours(value):
             state["mode"] = "ran"  # a wrapper: each call of it must run the definition's code
         if state["mode"] is None:
-            what = "nothing" if value is None else f"a {type_(value).__name__[:100]}"
             raise NotRetrieved(
-                f"the module binds {name!r} to {what}, not to the retrieved definition, so the"
-                " retrieved text would not be judged"
+                f"the module binds {name!r} to"
+                f" {'nothing' if value is None else 'something other than the definition'}"
+                " (it is rebound after it), so the retrieved text would not be judged"
             )
+        function = function_of(value) if state["mode"] == "identity" else None
+        if function is not None and not literals_match(function):
+            raise NotRetrieved(
+                f"the module changed the defaults of {name!r} from those the retrieved text"
+                " writes, so the text would not be judged as written"
+            )
+        # What the module may still change in place: the defaults, held as they are now.
+        state["defaults"] = defaults_of(function)
         state["pins"] = [namespace, top, value]
+
+    def wraps_ours(value: Any) -> bool:
+        """Whether ``value`` says it wraps the definition (``functools.wraps``): only a claim,
+        which each call through it must bear out by running the definition's code."""
+        for _ in range(8):
+            value = get(value, "__wrapped__", None)
+            if value is None:
+                return False
+            if code_of(value) is not None:
+                return True
+        return False
 
     def broken(problem: str) -> NotRetrieved:
         if state["broken"] is None:
@@ -258,6 +283,9 @@ def _guard(
                 raise broken(f"the module rebound {name!r} {when}")
             if state["mode"] != "ran" and mode_of(value) != state["mode"]:
                 raise broken(f"the code of {name!r} was replaced {when}")
+            held = function_of(value) if state["mode"] == "identity" else None
+            if defaults_of(held) != state["defaults"]:
+                raise broken(f"the module changed the defaults of {name!r} {when}")
             changed = builtins_changed(pins[0])
             if changed is not None:
                 raise broken(f"the module rebound {changed!r}, a builtin the text uses, {when}")
@@ -265,9 +293,10 @@ def _guard(
     return pin, check, broken, state
 
 
-def watch(module_code: CodeType, judged: dict[str, Any]) -> Watch:
-    """The candidate's checks for the definition ``judged`` names in ``module_code`` (called
-    before any code of the module runs; see the module docstring).
+def watch(module_code: CodeType, judged: dict[str, Any], text: str) -> Watch:
+    """The candidate's checks for the definition ``judged`` names in ``module_code``, whose
+    retrieved ``text`` is the candidate's code (called before any code of the module runs; see
+    the module docstring).
 
     ``pin`` raises `NotRetrieved` when the name is bound to something else; ``invoke`` runs one
     operation of the tests (``target(*args, **kwargs)``) and raises it when a check fails before,
@@ -280,9 +309,10 @@ def watch(module_code: CodeType, judged: dict[str, Any]) -> Watch:
     lru_type = functools._lru_cache_wrapper
     path = str(judged.get("name", "")).split(".")
     recognizer = _recognizer(codes, path)
-    _at_path, _mode_of, code_of, running, home = recognizer
+    _at_path, _mode_of, code_of, _function_of, running, home = recognizer
     profiled, active = _profiled(running, home)
-    pin, check, broken, state = _guard(codes, path, recognizer, active)
+    literals = _literal_defaults(text, path[-1])
+    pin, check, broken, state = _guard(codes, path, recognizer, active, literals)
 
     def invoke(target: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
         check("before a call")
@@ -331,6 +361,109 @@ def watch(module_code: CodeType, judged: dict[str, Any]) -> Watch:
         return {**said, "bound": bound, "broken": None}
 
     return pin, invoke, report
+
+
+def _defaults_of(function: Any, tuple_: Any = tuple) -> Any:
+    """A function's defaults as objects (compared by identity; None for no function)."""
+    if function is None:
+        return None
+    keywords = function.__kwdefaults__
+    return (function.__defaults__, keywords, None if keywords is None else tuple_(keywords.items()))
+
+
+_UNKNOWN = object()  # a default the text writes as an expression, not a literal
+
+
+def _literal_defaults(text: str, last: str) -> Callable[[Any], bool]:
+    """Whether a function's defaults are those the retrieved ``text`` writes as literals, for
+    its definition named ``last`` (any default when the text cannot say: no such definition, or
+    an expression that is no literal)."""
+    positional: list[Any] = []
+    keywords: dict[str, Any] = {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        tree = ast.Module(body=[], type_ignores=[])
+    found = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == last
+    ]
+    if found:
+        arguments = found[-1].args  # the last one is what the name is bound to
+        positional = [_literal(d) for d in arguments.defaults]
+        keywords = {
+            a.arg: _literal(d)
+            for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+            if d is not None
+        }
+    same, len_, type_, tuple_, dict_, all_, zip_ = _same, len, type, tuple, dict, all, zip
+    unknown = _UNKNOWN
+
+    def match(function: Any) -> bool:
+        if not found:
+            return True
+        held = function.__defaults__ or ()
+        held_keywords = function.__kwdefaults__ or {}
+        if type_(held) is not tuple_ or type_(held_keywords) is not dict_:
+            return False
+        if len_(held) != len_(positional) or len_(held_keywords) != len_(keywords):
+            return False
+        pairs = [*zip_(held, positional, strict=True)]
+        pairs += [(held_keywords.get(k), v) for k, v in keywords.items()]
+        return all_(v is unknown or same(h, v) for h, v in pairs)
+
+    return match
+
+
+def _literal(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _UNKNOWN
+
+
+def _same(
+    value: Any,
+    literal: Any,
+    *,
+    type_: Any = type,
+    len_: Any = len,
+    all_: Any = all,
+    zip_: Any = zip,
+    repr_: Any = repr,
+) -> bool:
+    """``value`` is ``literal`` (a scalar or a tuple of them) in exact type and value; a set, a
+    list or a dict, unsure, is taken as the same. Builtins bound at import: this runs after
+    the module's code."""
+    kind = type_(literal)
+    if type_(value) is not kind:
+        return False
+    if kind is tuple:
+        return bool(
+            len_(value) == len_(literal)
+            and all_(_same(v, item) for v, item in zip_(value, literal, strict=True))
+        )
+    if kind in (set, frozenset, dict, list):
+        return True
+    return bool(repr_(value) == repr_(literal))  # exact builtin types: their own repr
+
+
+def _builtins_changed(codes: tuple[CodeType, ...]) -> Callable[[dict[str, Any]], str | None]:
+    """``changed(namespace)``: a builtin the code objects read as a global that the module
+    shadows or replaced in ``builtins`` (None if none): the text would not run as written."""
+    reads = _builtin_reads(codes)  # {name: the builtin, now}
+    real_builtins = builtins.__dict__
+
+    def changed(namespace: dict[str, Any]) -> str | None:
+        for read, original in reads.items():
+            if namespace.get(read, original) is not original or (  # ``from builtins import``
+                real_builtins.get(read) is not original
+            ):
+                return read
+        return None
+
+    return changed
 
 
 def _builtin_reads(codes: tuple[CodeType, ...]) -> dict[str, Any]:
