@@ -18,6 +18,7 @@ import ast
 import functools
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +26,7 @@ from guardrail.context import context_metadata
 from guardrail.jobs import PreparedJob, prepare_job
 from guardrail.sandbox.docker import DockerSandbox
 from guardrail.spec import Spec
+from guardrail.substitution import substitute
 from guardrail.verdict import Reason, Status, Verdict
 
 pytestmark = pytest.mark.docker
@@ -32,7 +34,8 @@ pytestmark = pytest.mark.docker
 SNIPPETS = Path(__file__).parent / "snippets"
 HOSTILE = sorted(p for p in (SNIPPETS / "hostile_modules").iterdir() if p.is_dir())
 HONEST = sorted(p for p in (SNIPPETS / "honest_modules").iterdir() if p.is_dir())
-WRONG, RIGHT = "range(n))", "range(n + 1))"
+WRONG, RIGHT = "range(n)", "range(n + 1)"
+NAME = "sum_squares"
 CALLS = {"sum_squares": "sum_squares({})", "Summer": "Summer().sum_squares({})"}
 # A thread that swaps the code races the tests: the check catches the swap, or the wrong text
 # itself ran and failed. Either way it is not verified.
@@ -46,8 +49,8 @@ def retrieved(folder: Path) -> tuple[str, str, Spec, dict[str, object]]:
     source = file.read_text()
     tree = ast.parse(source)
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Summer"]
-    body = classes[0].body if classes else tree.body
-    (node,) = [n for n in body if isinstance(n, ast.FunctionDef) and n.name == "sum_squares"]
+    within = classes[0] if classes else tree
+    node = next(n for n in ast.walk(within) if isinstance(n, ast.FunctionDef) and n.name == NAME)
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     text = textwrap.dedent("\n".join(source.splitlines()[first - 1 : node.end_lineno])) + "\n"
     entry = "Summer" if classes else "sum_squares"
@@ -82,22 +85,30 @@ def judged(sandbox_runtime: str) -> dict[str, Verdict]:
     return dict(zip(names, verdicts, strict=True))
 
 
-def _answers(text: str) -> list[int]:
-    """What the text alone answers to the tests' inputs (run here: our own fixture text)."""
-    plain = {"_fixed": lambda function: function, "_logged": lambda function: function}
-    namespace: dict[str, object] = {"functools": functools, **plain}  # the module's decorators
-    exec(text, namespace)
-    function = namespace["sum_squares"]
-    assert callable(function)
-    method = "self" in text.partition("\n")[0] or "(self" in text
-    return [function(None, n) if method else function(n) for n in (3, 1, 4)]
+def _answers(text: str, folder: Path | None = None) -> list[int]:
+    """What the text answers to the tests' inputs: alone (a hostile module's text), or in its
+    honest module (``folder``); run here, as both are our own fixtures."""
+    namespace: dict[str, Any] = {"functools": functools}
+    if folder is None:
+        namespace["_fixed"] = lambda function: function  # the hostile decorator: none
+        exec(text, namespace)
+        function = namespace[NAME]
+        return [function(None, n) if "(self" in text else function(n) for n in (3, 1, 4)]
+    _, qualified, _, _ = retrieved(folder)
+    exec(substitute((folder / "sums.py").read_text(), text, qualified).source, namespace)
+    if "Summer" in namespace:
+        return [namespace["Summer"]().sum_squares(n) for n in (3, 1, 4)]
+    return [namespace[NAME](n) for n in (3, 1, 4)]
 
 
 def test_every_hostile_module_holds_a_wrong_text_and_every_honest_one_a_right_one() -> None:
     assert len(HOSTILE) >= 20
-    assert all(_answers(retrieved(folder)[0]) != [14, 1, 30] for folder in HOSTILE)
-    assert all(_answers(retrieved(folder)[0]) == [14, 1, 30] for folder in HONEST)
-    assert all(_answers(retrieved(f)[0].replace(RIGHT, WRONG)) != [14, 1, 30] for f in HONEST)
+    right = [14, 1, 30]
+    assert all(_answers(retrieved(folder)[0]) != right for folder in HOSTILE)
+    for folder in HONEST:
+        text = retrieved(folder)[0]
+        assert _answers(text, folder) == right
+        assert _answers(text.replace(RIGHT, WRONG), folder) != right
 
 
 @pytest.mark.parametrize("name", [folder.name for folder in HOSTILE])

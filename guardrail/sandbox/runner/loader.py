@@ -13,9 +13,10 @@ without a context that needs a name its module would define, a module of the can
 package that was not shipped, a module that would not be the one shipped, or a name the module
 binds to something other than the retrieved definition, decided by `retrieved`).
 
-Before any code of the candidate's runs, the runner's own modules leave ``sys.modules`` and its
-importer leaves ``sys.meta_path``, and everything the candidate process needs afterwards is
-taken into `Loaded`: the module's code may rebind any module-level name of the runner's.
+Before any code of a context's module runs, the runner's own modules leave ``sys.modules`` and
+its importer leaves ``sys.meta_path``, and everything the candidate process needs afterwards is
+taken into `Loaded`: the module's code may rebind any module-level name of the runner's. (Code
+judged on its own is the judged text itself: what it patches changes only its own process.)
 """
 
 from __future__ import annotations
@@ -100,7 +101,6 @@ def load(job: dict[str, Any]) -> Loaded:
     refused, not_found, loaded, not_retrieved = _refused, _not_found, Loaded, NotRetrieved
     if not context:
         namespace: dict[str, Any] = {"__name__": CANDIDATE_MODULE, "__builtins__": __builtins__}
-        _hide_runner()
         try:
             exec(compile(str(job["code"]), "<candidate>", "exec"), namespace)
         except NameError as exc:  # a name its module would have defined (a sentinel default)

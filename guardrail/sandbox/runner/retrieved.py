@@ -21,12 +21,14 @@ channel itself can still forge what the candidate says; see the package's threat
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import builtins
 import functools
 import hashlib
 import opcode
+import re
 import sys
 from collections.abc import Callable
 from types import (
@@ -57,8 +59,9 @@ class NotRetrieved(Exception):
 
 
 def compiled(entry: dict[str, Any]) -> CodeType:
-    """The module code of a shipped module entry, compiled as the candidate's import runs it."""
-    return compile(str(entry["source"]), str(entry["file"]), "exec")
+    """The module code of a shipped module entry, compiled as the candidate's import runs it
+    (as Python imports it: with its own ``__future__`` imports only, never this module's)."""
+    return compile(str(entry["source"]), str(entry["file"]), "exec", dont_inherit=True)
 
 
 def definitions(code: CodeType, judged: dict[str, Any]) -> list[CodeType]:
@@ -560,20 +563,59 @@ class Expected(NamedTuple):
 
 def expected(context: Any) -> Expected | None:
     """The judge's own view of the definition a job's context judges (None when it judges
-    none: no qualified name, or text that does not define it); no prints when the module does
-    not compile here or holds no such definition."""
+    none: no qualified name, or text that does not define it); no prints when it does not
+    compile here.
+
+    Only the definition's own lines are compiled, where the module has them (line numbers,
+    the classes above it for its qualified name and ``__class__`` cell, the module's
+    ``__future__`` flags): the same code objects as the whole module's compile gives, at a
+    fraction of its cost (a 3,500-line module takes some 80 ms)."""
     judged = context.get("judged") if isinstance(context, dict) else None
     if not isinstance(judged, dict):
         return None
     try:
-        code = compiled(context["modules"][str(context["module"])])
+        source = str(context["modules"][str(context["module"])]["source"])
+        file = str(context["modules"][str(context["module"])]["file"])
+        lines = _LINE_BREAK.split(source)
+        path = str(judged.get("name", "")).split(".")
+        found: list[CodeType] = []
+        for first, last in judged.get("lines") or []:
+            text = _in_place(lines, int(first), int(last), path[:-1])
+            code = compile(text, file, "exec", _future_flags(source), dont_inherit=True)
+            found += definitions(code, judged)
     except (SyntaxError, ValueError, MemoryError, RecursionError, KeyError, TypeError):
         return Expected([], runs=True)
-    found = definitions(code, judged)
     runs = any(
         c.co_flags & _FUNCTION or any(isinstance(i, CodeType) for i in c.co_consts) for c in found
     )
     return Expected(sorted({fingerprint(c) for c in found}), runs)
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as Python numbers lines (`guardrail.substitution`)
+_FUTURE = re.compile(r"^from\s+__future__\s+import\s+\(?([\w\s,]+)\)?", re.MULTILINE)
+
+
+def _in_place(lines: list[str], first: int, last: int, classes: list[str]) -> str:
+    """Lines ``first..last`` of a module at their own line numbers, under a stand-in for each
+    class above them (named as the module's: a method's qualified name and private names come
+    from them) or, at the top level, an ``if`` block for an indented definition."""
+    body = lines[first - 1 : last]
+    heads = [f"{' ' * depth}class {name}:" for depth, name in enumerate(classes)]
+    if not heads and body and body[0][:1] in (" ", "\t"):
+        heads = ["if 1:"]
+    if len(heads) >= first:
+        raise ValueError("no room above the definition")
+    return "\n" * (first - 1 - len(heads)) + "\n".join([*heads, *body]) + "\n"
+
+
+def _future_flags(source: str) -> int:
+    """The compiler flags of the module's ``from __future__`` imports."""
+    flags = 0
+    for match in _FUTURE.finditer(source):
+        for name in match.group(1).replace("\n", " ").split(","):
+            feature = getattr(__future__, name.strip().split(" ")[0], None)
+            flags |= getattr(feature, "compiler_flag", 0)
+    return flags
 
 
 def not_retrieved(report: Any, judge: Expected, when: str, *, ended: bool = False) -> str | None:
