@@ -29,10 +29,10 @@ from .calls import Calls, Discarded, Fault, lacks_context
 from .codec import message_of
 from .doctesting import DEFINE_CLASS, Unjudged, doctest_example, example_sources
 from .exceptions import safe_name
+from .fingerprints import Expected, expected, not_retrieved
 from .framing import ChannelClosed, read_frame
 from .observing import OBSERVER, Observer
 from .remote import Names, RemoteHandle, global_reference
-from .retrieved import expected, not_retrieved
 
 # Fault kind (also the verdict's reason word) -> the outcome word the release uses for it.
 FAULT_OUTCOMES = {
@@ -84,10 +84,7 @@ class Judge(Calls):
         self.has_context = bool(context)
         if not hello.get("loaded"):
             return self._refused(hello)
-        judged = expected(context)  # the judge's own compile of the retrieved text
-        problem = (
-            None if judged is None else not_retrieved(hello.get("retrieved"), judged, "at load")
-        )
+        judged, problem = _retrieved_at_load(context, hello.get("retrieved"))
         if problem is not None:
             return make_report("unverifiable", "missing_context", problem)
         sys.stdout = Discarded()
@@ -123,13 +120,9 @@ class Judge(Calls):
             namespace[str(name)] = value
         tests = [self._run_test(test, namespace) for test in job["tests"]]
         if judged is not None and not self.fault:  # asked again: a swap after binding
-            try:
-                said = self.exchange({"op": "retrieved"}).get("retrieved")
-            except Fault:
-                return self._faulted("after the last test")
-            problem = not_retrieved(said, judged, "after the last test", ended=True)
-            if problem is not None:
-                return {**make_report("unverifiable", "missing_context", problem), "tests": tests}
+            ended = self._retrieved_at_end(judged, tests)
+            if ended is not None:
+                return ended
         offered = hello.get("functions")
         offered = offered if type(offered) is list else []  # `in 5` would crash the judge
         alias = hello.get("alias")
@@ -138,6 +131,20 @@ class Judge(Calls):
         report = make_report(*_status_of(tests), alias=alias)
         report["tests"] = tests
         return report
+
+    def _retrieved_at_end(
+        self, judged: Expected, tests: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
+        """The report when, after the last test, what the tests called is not (or was not
+        always) the retrieved definition, or the candidate cannot say (`fingerprints`)."""
+        try:
+            said = self.exchange({"op": "retrieved"}).get("retrieved")
+        except Fault:
+            return self._faulted("after the last test")
+        problem = not_retrieved(said, judged, "after the last test", ended=True)
+        if problem is None:
+            return None
+        return {**make_report("unverifiable", "missing_context", problem), "tests": tests}
 
     def _faulted(self, where: str) -> dict[str, Any]:
         """The report when a fault ended the job before its tests ran."""
@@ -232,6 +239,14 @@ class Judge(Calls):
 
     def _fault_during_test(self) -> tuple[str, str] | None:
         return self.last_fault  # a method: mypy would take it for None after the reset above
+
+
+def _retrieved_at_load(context: Any, said: Any) -> tuple[Expected | None, str | None]:
+    """The judge's own view of the judged definition (None: the context judges none) and why
+    the candidate's greeting does not show it bound under the tested name (None: it does)."""
+    claimed = said.get("found") if isinstance(said, dict) else None
+    judged = expected(context, claimed)  # the judge's own compile of the retrieved text
+    return judged, None if judged is None else not_retrieved(said, judged, "at load")
 
 
 def _outcome(test: str, kind: str, detail: str) -> dict[str, Any]:

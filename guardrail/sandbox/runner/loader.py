@@ -28,7 +28,8 @@ from importlib.machinery import ModuleSpec
 from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from .retrieved import NotRetrieved, compiled, watch
+from .fingerprints import compiled
+from .retrieved import NotRetrieved, watch
 
 if TYPE_CHECKING:
     from importlib.abc import Loader

@@ -1,34 +1,28 @@
-"""Which code is the retrieved definition, and whether what the tests call is still it.
+"""Whether what the tests call is the retrieved definition: the candidate's checks.
 
 With module context the module's own code runs in the candidate process before and between the
-tests, so nothing that code can reach decides what is judged. Both sides compile the substituted
-module (`compiled`; compile only, nothing of it runs in the judge) and find the code objects of
-the definition at the judged name and lines (`definitions`), each named by a `fingerprint`.
-
-In the candidate, `watch` is called before any code of the module runs: it finds those code
-objects in the very module code object the import will execute, and takes every reference its
-checks use (builtins, ``sys`` functions) into closures then. `pin` (after the import) binds each
-judged name to the object the module's namespace holds under it, refused unless that object is
-the retrieved definition (its code object, itself or under the standard library's wrappers) or
-a wrapper the tests may call only while the definition's own code runs inside each call. Before
-and after every call and at the end of the job it checks again that the name still holds that
-object, the object still holds that code object (a ``__code__`` swap) and no trace or profile
-function is set (they can change a running frame). The judge compares the fingerprints the
-candidate reports (`report`) with its own, at the greeting and after the last test.
+tests, so nothing that code can reach decides what is judged. `watch` is called before any code
+of the module runs: it finds the definition's code objects (`fingerprints`) in the very module
+code object the import will execute, and takes every reference its checks use (builtins,
+``sys`` functions) into closures then. After the import, ``pin`` refuses a name the module binds
+to anything but the definition's own function (its code object, made in the module's globals
+with Python's builtins, its defaults those the text writes; alone or under a standard-library
+wrapper), the class the text defines with its methods, or a wrapper that says it wraps it (then
+each call through it must run the definition's code). Before and after every operation of the
+tests it checks again: the name, the object's code and defaults, the builtins the text reads,
+no trace or profile function; a profiler that removes itself once the definition starts tells
+whether an operation ran it. ``report`` gives the judge what it compares with its own compile.
 
 A module that reaches the runner's own objects (frames, ``gc``, ``ctypes``) or writes on the
 channel itself can still forge what the candidate says; see the package's threat model.
 """
 
 from __future__ import annotations
-import __future__
 
 import ast
 import builtins
 import functools
-import hashlib
 import opcode
-import re
 import sys
 from collections.abc import Callable
 from types import (
@@ -40,85 +34,17 @@ from types import (
     GeneratorType,
     MethodType,
 )
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
-__all__ = [
-    "Expected",
-    "NotRetrieved",
-    "compiled",
-    "definitions",
-    "expected",
-    "fingerprint",
-    "not_retrieved",
-    "watch",
-]
+from .fingerprints import FUNCTION, definitions, fingerprint
+
+__all__ = ["NotRetrieved", "watch"]
 
 
 class NotRetrieved(Exception):
     """What the tests would call is not (or no longer) the retrieved definition."""
 
 
-def compiled(entry: dict[str, Any]) -> CodeType:
-    """The module code of a shipped module entry, compiled as the candidate's import runs it
-    (as Python imports it: with its own ``__future__`` imports only, never this module's)."""
-    return compile(str(entry["source"]), str(entry["file"]), "exec", dont_inherit=True)
-
-
-def definitions(code: CodeType, judged: dict[str, Any]) -> list[CodeType]:
-    """The code objects in ``code`` (at any depth) of the definition at ``judged["name"]``
-    (qualified) whose first line is in one of ``judged["lines"]`` (the substituted text)."""
-    name = str(judged.get("name", ""))
-    ranges = [(int(a), int(b)) for a, b in judged.get("lines") or []]
-    last = name.rpartition(".")[2]
-    found: list[CodeType] = []
-    stack = [code]
-    while stack:
-        current = stack.pop()
-        for const in current.co_consts:
-            if isinstance(const, CodeType):
-                stack.append(const)
-                qualified = getattr(const, "co_qualname", None)  # 3.11+; 3.10 has co_name only
-                if (qualified == name if qualified is not None else const.co_name == last) and any(
-                    a <= const.co_firstlineno <= b for a, b in ranges
-                ):
-                    found.append(const)
-    return found
-
-
-def fingerprint(code: CodeType) -> str:
-    """sha256 of what a code object is made of (the same text and place, the same print)."""
-    return hashlib.sha256(repr(_described(code)).encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _described(code: CodeType) -> tuple[Any, ...]:
-    return (
-        code.co_filename,
-        code.co_name,
-        code.co_firstlineno,
-        code.co_argcount,
-        code.co_posonlyargcount,
-        code.co_kwonlyargcount,
-        code.co_flags,
-        code.co_code,
-        code.co_names,
-        code.co_varnames,
-        code.co_freevars,
-        code.co_cellvars,
-        tuple(_constant(c) for c in code.co_consts),
-    )
-
-
-def _constant(value: object) -> Any:
-    if isinstance(value, CodeType):
-        return _described(value)
-    if isinstance(value, tuple):
-        return ("tuple", tuple(_constant(v) for v in value))
-    if isinstance(value, frozenset):  # its order follows hashes: the same set, any order
-        return ("frozenset", tuple(sorted(repr(_constant(v)) for v in value)))
-    return (type(value).__name__, repr(value))
-
-
-_FUNCTION = 0x1  # CO_OPTIMIZED: a function's code, never a class body's (inspect would load more)
 Watch = tuple[
     Callable[[dict[str, Any]], None],  # pin(namespace): after the import
     Callable[[Any, list[Any], dict[str, Any]], Any],  # invoke(target, args, kwargs)
@@ -147,9 +73,9 @@ def _recognizer(codes: tuple[CodeType, ...], path: list[str]) -> _Recognizer:
     methods: dict[str, tuple[CodeType, ...]] = {}
     for body in codes:
         for inner in body.co_consts:
-            if type_(inner) is CodeType and inner.co_flags & _FUNCTION and inner.co_name[0] != "<":
+            if type_(inner) is CodeType and inner.co_flags & FUNCTION and inner.co_name[0] != "<":
                 methods[inner.co_name] = (*methods.get(inner.co_name, ()), inner)
-    is_class = bool(codes) and all_(not c.co_flags & _FUNCTION for c in codes)
+    is_class = bool(codes) and all_(not c.co_flags & FUNCTION for c in codes)
 
     real_builtins = builtins.__dict__
     home: list[Any] = [None]  # the module's namespace, once pinned
@@ -549,92 +475,4 @@ def _made_frame(
         return cast("CoroutineType[Any, Any, Any]", result).cr_frame
     if kind is kinds[2]:
         return cast("AsyncGeneratorType[Any, Any]", result).ag_frame
-    return None
-
-
-class Expected(NamedTuple):
-    """What the judge's own compile says the candidate must show: the fingerprints of the
-    definition's code objects, and whether running the tests must run one of them (a class
-    without methods of its own runs no code of its text after its definition)."""
-
-    prints: list[str]
-    runs: bool
-
-
-def expected(context: Any) -> Expected | None:
-    """The judge's own view of the definition a job's context judges (None when it judges
-    none: no qualified name, or text that does not define it); no prints when it does not
-    compile here.
-
-    Only the definition's own lines are compiled, where the module has them (line numbers,
-    the classes above it for its qualified name and ``__class__`` cell, the module's
-    ``__future__`` flags): the same code objects as the whole module's compile gives, at a
-    fraction of its cost (a 3,500-line module takes some 80 ms)."""
-    judged = context.get("judged") if isinstance(context, dict) else None
-    if not isinstance(judged, dict):
-        return None
-    try:
-        source = str(context["modules"][str(context["module"])]["source"])
-        file = str(context["modules"][str(context["module"])]["file"])
-        lines = _LINE_BREAK.split(source)
-        path = str(judged.get("name", "")).split(".")
-        found: list[CodeType] = []
-        for first, last in judged.get("lines") or []:
-            text = _in_place(lines, int(first), int(last), path[:-1])
-            code = compile(text, file, "exec", _future_flags(source), dont_inherit=True)
-            found += definitions(code, judged)
-    except (SyntaxError, ValueError, MemoryError, RecursionError, KeyError, TypeError):
-        return Expected([], runs=True)
-    runs = any(
-        c.co_flags & _FUNCTION or any(isinstance(i, CodeType) for i in c.co_consts) for c in found
-    )
-    return Expected(sorted({fingerprint(c) for c in found}), runs)
-
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as Python numbers lines (`guardrail.substitution`)
-_FUTURE = re.compile(r"^from\s+__future__\s+import\s+\(?([\w\s,]+)\)?", re.MULTILINE)
-
-
-def _in_place(lines: list[str], first: int, last: int, classes: list[str]) -> str:
-    """Lines ``first..last`` of a module at their own line numbers, under a stand-in for each
-    class above them (named as the module's: a method's qualified name and private names come
-    from them) or, at the top level, an ``if`` block for an indented definition."""
-    body = lines[first - 1 : last]
-    heads = [f"{' ' * depth}class {name}:" for depth, name in enumerate(classes)]
-    if not heads and body and body[0][:1] in (" ", "\t"):
-        heads = ["if 1:"]
-    if len(heads) >= first:
-        raise ValueError("no room above the definition")
-    return "\n" * (first - 1 - len(heads)) + "\n".join([*heads, *body]) + "\n"
-
-
-def _future_flags(source: str) -> int:
-    """The compiler flags of the module's ``from __future__`` imports."""
-    flags = 0
-    for match in _FUTURE.finditer(source):
-        for name in match.group(1).replace("\n", " ").split(","):
-            feature = getattr(__future__, name.strip().split(" ")[0], None)
-            flags |= getattr(feature, "compiler_flag", 0)
-    return flags
-
-
-def not_retrieved(report: Any, judge: Expected, when: str, *, ended: bool = False) -> str | None:
-    """Why the candidate's ``report`` (`watch`) does not show the retrieved definition bound
-    under the judged name, in the judge's own terms (None: it does). ``ended``: after the
-    last test, when the tests must also have run the definition's code."""
-    if not judge.prints:
-        return "the judge found no retrieved definition in its own compile of the module"
-    if not isinstance(report, dict):
-        return f"the candidate did not say {when} which code the tests call"
-    if isinstance(report.get("broken"), str):
-        return str(report["broken"])[:500]
-    if report.get("found") != judge.prints:
-        return f"the code the candidate compiled {when} is not the retrieved text"
-    mode = report.get("mode")
-    if mode not in ("identity", "class", "ran"):
-        return f"the candidate said something unknown {when} about the code the tests call"
-    if mode == "identity" and report.get("bound") not in judge.prints:
-        return f"the code bound under the tested name {when} is not the retrieved text"
-    if ended and judge.runs and report.get("ran") is not True:
-        return "the tests ran without running the retrieved definition's code"
     return None
