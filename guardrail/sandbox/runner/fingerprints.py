@@ -134,7 +134,7 @@ def _in_place_definitions(source: str, file: str, judged: dict[str, Any]) -> lis
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as Python numbers lines (`guardrail.substitution`)
 _IMPORT = re.compile(
-    r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(\([^)]*\)|[^#;\n]*)", re.MULTILINE
+    r"^(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(\([^)]*\)|[^#;\n]*)", re.MULTILINE
 )
 _FUTURE = re.compile(r"^from\s+__future__\s+import\s+\(?([\w\s,]+)\)?", re.MULTILINE)
 
@@ -158,9 +158,10 @@ def _in_place(
 
 
 def _imported(source: str) -> list[str]:
-    """The names the module's import statements may bind (``import a.b`` binds a; ``as``
-    names; ``from x import (a, b)`` over lines). Names imported inside functions count too, and
-    one missed (a backslashed line) is not: either only costs the whole module's compile."""
+    """The names the module's top-level import statements bind (``import a.b`` binds a;
+    ``as`` names; ``from x import (a, b)`` over lines). One missed (inside an ``if``, on a
+    backslashed line) or one too many (a docstring's line) only costs the whole module's
+    compile."""
     names: set[str] = set()
     for match in _IMPORT.finditer(source):
         for part in match.group(1).strip("()").split(","):
