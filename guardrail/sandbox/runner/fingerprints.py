@@ -133,9 +133,7 @@ def _in_place_definitions(source: str, file: str, judged: dict[str, Any]) -> lis
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as Python numbers lines (`guardrail.substitution`)
-_IMPORT = re.compile(
-    r"^(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(\([^)]*\)|[^#;\n]*)", re.MULTILINE
-)
+_IMPORT = re.compile(r"^(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(\([^)]*\)|[^#;\n]*)", re.MULTILINE)
 _FUTURE = re.compile(r"^from\s+__future__\s+import\s+\(?([\w\s,]+)\)?", re.MULTILINE)
 
 
