@@ -85,9 +85,10 @@ fingerprints of its own compile (compile only) at the greeting and after the las
 failure is ``missing_context``. So ``verified`` in context means "this text, bound under the
 tested name in its module, passed". Not defended: a module written against the runner can reach
 its objects through frames, ``gc`` or ``ctypes``, or answer on the channel itself, and forge any
-reply; a decorator, helper or base class the text uses is judged with it; what another thread or a
-signal handler does to a call while it runs (a swap undone in time; on 3.13+, frame writes) is not
-seen.
+reply; a decorator, helper or base class the text uses is judged with it; a test that reaches it
+through another name (a re-export) calls what that name holds, and one operation of the job
+running the definition is enough; what another thread or a signal handler does to a call while it
+runs (a swap undone in time; on 3.13+, frame writes) is not seen.
 
 Process tree inside the container::
 
