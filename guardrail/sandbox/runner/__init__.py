@@ -81,7 +81,8 @@ module before any of its code runs, takes the runner out of ``sys.modules`` and
 operation of the tests that the tested name still holds the definition's own function (its code
 object, globals, builtins, defaults), that no trace or profile function is set, that a wrapper
 ran the definition, and by the end that the tests ran it at all; the judge compares the
-fingerprints of its own compile (compile only) at the greeting and after the last test. A
+fingerprints of its own compile (compile only, `fingerprints`) at the greeting and after the
+last test. A
 failure is ``missing_context``. So ``verified`` in context means "this text, bound under the
 tested name in its module, passed". Not defended: a module written against the runner can reach
 its objects through frames, ``gc`` or ``ctypes``, or answer on the channel itself, and forge any
