@@ -34,17 +34,22 @@ def _check_bound(job: dict[str, Any], namespace: dict[str, Any]) -> None:
 def candidate_serve(channel: int) -> None:
     """Read the job (the channel's first frame), load it and answer the judge's requests until
     the channel closes. The code arrives here and nowhere else, so no later candidate can find
-    it."""
+    it. What runs after the candidate's code is held in locals taken before it (`loader`)."""
+    check_bound, functions, write, server = _check_bound, _functions, write_frame, Server
+    refused_type, describe = LoadRefused, describe_exception
     job = read_frame(channel)
     try:
-        namespace = load(job)
-        _check_bound(job, namespace)
-    except LoadRefused as refused:
-        write_frame(channel, {"loaded": False, **refused.greeting})
+        loaded = load(job)
+        check_bound(job, loaded.namespace)
+    except refused_type as refused:
+        write(channel, {"loaded": False, **refused.greeting})
         return
     except BaseException as exc:
-        write_frame(channel, {"loaded": False, **describe_exception(exc)})
+        write(channel, {"loaded": False, **describe(exc)})
         return
     # No alias in the greeting: the host's plan (guardrail.binding) is the only word on it.
-    write_frame(channel, {"loaded": True, "functions": _functions(namespace)})
-    Server(channel, namespace).serve()
+    greeting: dict[str, Any] = {"loaded": True, "functions": functions(loaded.namespace)}
+    if loaded.report is not None:  # what the judge compares with its own compile of the text
+        greeting["retrieved"] = loaded.report()
+    write(channel, greeting)
+    server(channel, loaded.namespace, loaded.invoke, loaded.report).serve()

@@ -21,6 +21,7 @@ import importlib
 import json
 import sys
 import types
+from collections.abc import Callable
 from typing import Any
 
 from . import references
@@ -47,6 +48,7 @@ from .mirrors import Kept, is_mutable
 from .object_table import ObjectTable
 from .printed import MAX_PRINTED, Tee
 from .references import MAX_HANDLES
+from .retrieved import NotRetrieved
 
 # `calls` imports these from here (MAX_PRINTED is `printed`'s, the other two `codec`'s).
 __all__ = ["MAX_PRINTED", "Server", "plain_or_none", "stop_arguments"]
@@ -57,9 +59,19 @@ MAX_DRAIN_BYTES = 4_000_000  # of one drain reply's items (JSON): well under a f
 class Server:
     """Serves the judge's requests on ``namespace`` over ``channel`` until it closes."""
 
-    def __init__(self, channel: int, namespace: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        channel: int,
+        namespace: dict[str, Any],
+        invoke: Callable[[Any, list[Any], dict[str, Any]], Any] | None = None,
+        report: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
         self.channel = channel
         self.namespace = namespace
+        # Every call of the tests, through the checks that what they call is the retrieved
+        # definition (`retrieved`); what those checks found, for the judge's last look.
+        self.invoke = invoke or _plain_call
+        self.report = report
         self.handles = ObjectTable(
             MAX_HANDLES, "objects crossed as handles"
         )  # the candidate's objects
@@ -121,6 +133,8 @@ class Server:
                 return self.kept.write(str(request["name"]), self.in_value(request["value"]))
             if op == "define":  # a class a doctest example defines (``doctesting``)
                 return {"value": self.out_value(self.define(request))}
+            if op == "retrieved":  # after the last test (``retrieved``)
+                return {"retrieved": None if self.report is None else self.report()}
             target = self.in_value(request["target"])
             args = [self.in_value(item) for item in request.get("args", [])]
             kwargs = {str(k): self.in_value(v) for k, v in request.get("kwargs", {}).items()}
@@ -129,17 +143,23 @@ class Server:
         except BaseException as exc:  # a missing global; a module whose import raised anything
             return {"raised": describe_exception(exc)}
         if op == "drain":
-            return self.drain(target, args)
+            try:
+                drained: dict[str, Any] = self.invoke(self.drain, [target, args], {})
+            except NotRetrieved as exc:
+                return {"not_retrieved": str(exc)[:2000]}
+            return drained
         if op == "call":
             # A call through a handle (a method, an object) may keep its arguments: it is live.
             # A plain function (a module's, as the tests' bound names are) may not.
             keeps = "handle" in request["target"] and not isinstance(target, types.FunctionType)
             reply: dict[str, Any] = self.call(target, args, kwargs, keeps)
             return reply
-        try:
-            value = _OPERATIONS[str(op)](target, *args)
+        try:  # every operation may run the candidate's code: checked as calls are
+            value = self.invoke(_OPERATIONS[str(op)], [target, *args], {})
         except StopIteration as stop:
             return {"stop": plain_or_none(stop.args)}  # the iteration ended: not an error
+        except NotRetrieved as exc:
+            return {"not_retrieved": str(exc)[:2000]}
         except BaseException as exc:
             return {"raised": describe_exception(exc)}
         try:
@@ -209,7 +229,9 @@ class Server:
         handles_before = len(self.handles)
         reply: dict[str, Any] = {}
         try:
-            result = target(*args, **kwargs)
+            result = self.invoke(target, args, kwargs)
+        except NotRetrieved as exc:  # not the candidate's exception: nothing it did is judged
+            return {"not_retrieved": str(exc)[:2000]}
         except BaseException as exc:
             reply["raised"] = describe_exception(exc)
         else:
@@ -281,6 +303,10 @@ class Server:
                 continue
             if can_write_back(originals.get(item[0])):
                 write_back(originals[item[0]], self.in_value(item[1]))
+
+
+def _plain_call(target: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    return target(*args, **kwargs)
 
 
 def _set_attribute(target: Any, name: Any, value: Any) -> None:

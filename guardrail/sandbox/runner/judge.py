@@ -29,6 +29,7 @@ from .calls import Calls, Discarded, Fault, lacks_context
 from .codec import message_of
 from .doctesting import DEFINE_CLASS, Unjudged, doctest_example, example_sources
 from .exceptions import describe_exception, safe_name
+from .fingerprints import Expected, expected, not_retrieved
 from .framing import ChannelClosed, read_frame
 from .observing import OBSERVER, Observer
 from .remote import Names, RemoteHandle, global_reference
@@ -51,6 +52,8 @@ _JUDGES_OWN = frozenset({"__name__", "__builtins__", "__doctest_example__", DEFI
 # Why a test after a sticky fault is not run (unserialisable: mirrors, a test changed a copy).
 _NOT_RUN = {
     "ended": "not run: an earlier test ended the candidate",
+    "missing_context": "not run: an earlier test found that what the tests call is not the"
+    " retrieved definition",
     "unserialisable": "not run: the tests' copy of a module global and the candidate's own no"
     " longer agree (an earlier test changed one the other could not follow)",
 }
@@ -83,6 +86,9 @@ class Judge(Calls):
         self.has_context = bool(context)
         if not hello.get("loaded"):
             return self._refused(hello)
+        judged, problem = _retrieved_at_load(context, hello.get("retrieved"))
+        if problem is not None:
+            return make_report("unverifiable", "missing_context", problem)
         sys.stdout = Discarded()
         shipped = set(context.get("modules", {})) if isinstance(context, dict) else set()
         try:
@@ -115,6 +121,10 @@ class Judge(Calls):
                 value = global_reference(self, str(target))
             namespace[str(name)] = value
         tests = [self._run_test(test, namespace) for test in job["tests"]]
+        if judged is not None and not self.fault:  # asked again: a swap after binding
+            ended = self._retrieved_at_end(judged, tests)
+            if ended is not None:
+                return ended
         offered = hello.get("functions")
         offered = offered if type(offered) is list else []  # `in 5` would crash the judge
         alias = hello.get("alias")
@@ -123,6 +133,20 @@ class Judge(Calls):
         report = make_report(*_status_of(tests), alias=alias)
         report["tests"] = tests
         return report
+
+    def _retrieved_at_end(
+        self, judged: Expected, tests: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
+        """The report when, after the last test, what the tests called is not (or was not
+        always) the retrieved definition, or the candidate cannot say (`fingerprints`)."""
+        try:
+            said = self.exchange({"op": "retrieved"}).get("retrieved")
+        except Fault:
+            return self._faulted("after the last test")
+        problem = not_retrieved(said, judged, "after the last test", ended=True)
+        if problem is None:
+            return None
+        return {**make_report("unverifiable", "missing_context", problem), "tests": tests}
 
     def _faulted(self, where: str) -> dict[str, Any]:
         """The report when a fault ended the job before its tests ran."""
@@ -246,6 +270,14 @@ class Judge(Calls):
 
     def _fault_during_test(self) -> tuple[str, str] | None:
         return self.last_fault  # a method: mypy would take it for None after the reset above
+
+
+def _retrieved_at_load(context: Any, said: Any) -> tuple[Expected | None, str | None]:
+    """The judge's own view of the judged definition (None: the context judges none) and why
+    the candidate's greeting does not show it bound under the tested name (None: it does)."""
+    claimed = said.get("found") if isinstance(said, dict) else None
+    judged = expected(context, claimed)  # the judge's own compile of the retrieved text
+    return judged, None if judged is None else not_retrieved(said, judged, "at load")
 
 
 def _outcome(test: str, kind: str, detail: str) -> dict[str, Any]:

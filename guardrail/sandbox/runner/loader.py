@@ -11,19 +11,27 @@ A load that cannot be judged for want of something raises `LoadRefused` with the
 send: ``MissingDependency`` (a top-level module the image lacks), ``MissingContext`` (code
 without a context that needs a name its module would define, a module of the candidate's own
 package that was not shipped, distribution metadata neither shipped nor installed
-(`distributions`), a module that would not be the one shipped, or a definition
-rebound after the retrieved text so that the text would not be judged).
+(`distributions`), a module that would not be the one shipped, or a name the module binds to
+something other than the retrieved definition, decided by `retrieved`).
+
+Before any code of a context's module runs, the runner's own modules leave ``sys.modules`` and
+its importer leaves ``sys.meta_path``, and everything the candidate process needs afterwards is
+taken into `Loaded`: the module's code may rebind any module-level name of the runner's. (Code
+judged on its own is the judged text itself: what it patches changes only its own process.)
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable
 from importlib.machinery import ModuleSpec
-from types import FunctionType, ModuleType
-from typing import TYPE_CHECKING, Any, cast
+from types import CodeType, ModuleType
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from . import distributions
+from .fingerprints import compiled
+from .retrieved import NotRetrieved, watch
 
 if TYPE_CHECKING:
     from importlib.abc import Loader
@@ -50,6 +58,7 @@ class ShippedModules:
 
     def __init__(self, modules: dict[str, dict[str, Any]]) -> None:
         self.modules = modules
+        self.compiled: dict[str, CodeType] = {}  # a module's code compiled before the import
 
     def find_spec(
         self, fullname: str, path: object = None, target: object = None
@@ -70,11 +79,20 @@ class ShippedModules:
         return None
 
     def exec_module(self, module: ModuleType) -> None:
-        entry = self.modules[module.__name__]
-        exec(compile(str(entry["source"]), str(entry["file"]), "exec"), module.__dict__)
+        code = self.compiled.pop(module.__name__, None)
+        exec(code or compiled(self.modules[module.__name__]), module.__dict__)
 
 
-def load(job: dict[str, Any]) -> dict[str, Any]:
+class Loaded(NamedTuple):
+    """What `load` hands the server, all of it taken before any code of the candidate's module
+    ran: the namespace, and (for a judged definition in context) the checks of `retrieved`."""
+
+    namespace: dict[str, Any]
+    invoke: Callable[[Any, list[Any], dict[str, Any]], Any] | None = None
+    report: Callable[[], dict[str, Any]] | None = None
+
+
+def load(job: dict[str, Any]) -> Loaded:
     """The candidate's namespace: its globals after loading (see the module docstring).
 
     Raises:
@@ -82,39 +100,68 @@ def load(job: dict[str, Any]) -> dict[str, Any]:
         BaseException: whatever the candidate's code raised while loading (described as today).
     """
     context = job.get("context")
+    # Taken now: the module's code may rebind this module's names (through its frames).
+    refused, not_found, loaded, not_retrieved = _refused, _not_found, Loaded, NotRetrieved
     if not context:
         namespace: dict[str, Any] = {"__name__": CANDIDATE_MODULE, "__builtins__": __builtins__}
         try:
             exec(compile(str(job["code"]), "<candidate>", "exec"), namespace)
         except NameError as exc:  # a name its module would have defined (a sentinel default)
-            raise _refused(
+            raise refused(
                 "MissingContext",
                 f"NameError: {exc} (judged on its own: the candidate came without its module)",
                 exc.name,
             ) from None
         except ModuleNotFoundError as exc:
-            raise _not_found(exc, {}) from None
-        return namespace
+            raise not_found(exc, {}) from None
+        return loaded(namespace)
     modules: dict[str, dict[str, Any]] = context["modules"]
     target = str(context["module"])
     shadowed = sorted(name for name in modules if name in sys.modules)
     if shadowed:  # the interpreter would hand back its own module, not the shipped text
-        raise _refused("MissingContext", f"module {shadowed[0]!r} is loaded already")
+        raise refused("MissingContext", f"module {shadowed[0]!r} is loaded already")
+    judged = context.get("judged")
+    checks = None
     finder = ShippedModules(modules)
+    if isinstance(judged, dict):  # compiled here, before any code of the package runs
+        try:
+            code = compiled(modules[target])
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            pass  # the import raises it as the package would
+        else:
+            finder.compiled[target] = code
+            checks = watch(code, judged, str(job.get("code", "")))
+    _hide_runner()
     sys.meta_path.insert(0, finder)
     distributions.install(context.get("distributions"))
+    tops = _tops(modules)
     try:
         module = importlib.import_module(target)
     except ModuleNotFoundError as exc:
-        raise _not_found(exc, modules) from None
+        raise not_found(exc, modules) from None
     except ImportError as exc:
-        if exc.name in modules or (exc.name or "").split(".")[0] in _tops(modules):
-            raise _refused(
-                "MissingContext", f"{type(exc).__name__}: {exc}"[:2000], exc.name
-            ) from None
+        if exc.name in modules or (exc.name or "").split(".")[0] in tops:
+            message = f"{type(exc).__name__}: {exc}"[:2000]
+            raise refused("MissingContext", message, exc.name) from None
         raise
-    _check_judged(module, context.get("judged"))
-    return module.__dict__
+    if checks is None:
+        return loaded(module.__dict__)
+    pin, invoke, report = checks
+    try:
+        pin(module.__dict__)
+    except not_retrieved as exc:
+        raise refused("MissingContext", str(exc)) from None
+    return loaded(module.__dict__, invoke, report)
+
+
+def _hide_runner() -> None:
+    """Take the runner's modules out of ``sys.modules`` and its importer off ``sys.meta_path``:
+    the candidate's code never finds them by name (``sys.modules["guardrail_runner.loader"]``,
+    ``import guardrail_runner``). They live on through the references the runner holds."""
+    package = __name__.rpartition(".")[0]
+    for name in [n for n in sys.modules if n == package or n.startswith(f"{package}.")]:
+        del sys.modules[name]
+    sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswith(package)]
 
 
 def _tops(modules: dict[str, Any]) -> set[str]:
@@ -139,44 +186,3 @@ def _not_found(exc: ModuleNotFoundError, modules: dict[str, Any]) -> LoadRefused
         f"the candidate's code imports module {name!r}, which the sandbox image does not have",
         name,
     )
-
-
-def _check_judged(module: ModuleType, judged: Any) -> None:
-    """Refuse a module that rebinds the substituted definition later (``f = _fast_f``):
-    what the tests would call is then not the retrieved text."""
-    if not isinstance(judged, dict):
-        return
-    value: Any = module
-    for part in str(judged.get("name", "")).split("."):
-        # Class levels by __dict__: getattr would run descriptors (a property's getter).
-        value = value.__dict__.get(part) if isinstance(value, type) else getattr(value, part, None)
-        if value is None:
-            return  # nothing bound: the judge reports the missing name
-    code = _code_of(value)
-    if code is None:
-        return  # an opaque object (a C function, what a custom decorator made): not provable
-    origin = module.__spec__.origin if module.__spec__ is not None else None
-    ranges = judged.get("lines") or []
-    if code.co_filename == origin and any(a <= code.co_firstlineno <= b for a, b in ranges):
-        return
-    raise _refused(
-        "MissingContext",
-        f"the module binds {judged.get('name')!r} to something other than the retrieved"
-        " definition (it is rebound after it), so the retrieved text would not be judged",
-    )
-
-
-def _code_of(value: Any) -> Any:
-    """The code object behind a function, method, property or a ``functools.wraps`` wrapper."""
-    for _ in range(20):
-        if isinstance(value, staticmethod | classmethod):
-            value = value.__func__
-        elif isinstance(value, property):
-            value = value.fget
-        elif hasattr(value, "__wrapped__"):
-            value = value.__wrapped__
-        elif isinstance(value, FunctionType):
-            return value.__code__
-        else:
-            return getattr(getattr(value, "__func__", None), "__code__", None)
-    return None

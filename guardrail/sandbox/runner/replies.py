@@ -82,6 +82,8 @@ def raised(self: Calls, reply: dict[str, Any]) -> BaseException | None:
     """What the candidate raised, rebuilt; or the fault it means (see the module docstring)."""
     if "unserialisable" in reply:
         self.fail("unserialisable", str(reply["unserialisable"]), sticky=False)
+    if "not_retrieved" in reply:  # what the tests call is not the retrieved text (`retrieved`)
+        self.fail("missing_context", str(reply["not_retrieved"])[:500])
     raised = reply.get("raised")
     if raised is None:
         return None
