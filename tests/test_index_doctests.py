@@ -8,6 +8,7 @@ test_doctesting.py). The Docker tests judge correct functions and mutants in the
 
 from __future__ import annotations
 
+import ast
 import doctest
 import itertools
 import shutil
@@ -486,3 +487,32 @@ def test_the_fidelity_bench_finds_no_violation_and_would_see_one(
     assert by_name["wrong"]["real"] == {"attempted": 1, "failed": 1}
     assert by_name["wrong"]["ours"]["outcomes"] == ["FAIL: expected '2\\n', got '1\\n'"]
     assert "real doctest passes 15; of those 15 have tests, 15 pass all" in line
+
+
+def test_a_builtin_shown_in_an_output_is_compared_unless_the_module_binds_its_name() -> None:
+    """``key=<built-in function neg>`` reads the same in every process, so the example that
+    shows it is a test (skipping it left only examples that check nothing: a mutant whose real
+    doctest fails came out verified); a builtin name the module binds (its own function, or a C
+    version imported in its place) or an unknown module stays skipped."""
+    docstring = textwrap.dedent(
+        """
+        >>> from operator import neg
+        >>> skl = SortedKeyList([3, 1, 2], key=neg)
+        >>> skl
+        SortedKeyList([3, 2, 1], key=<built-in function neg>)
+        >>> bisect
+        <built-in function bisect>
+        """
+    )
+    module = ast.parse("class SortedKeyList:\n    def __init__(self, it, key): pass\n")
+    found = doctest_tests(docstring, "__init__", "SortedKeyList.__init__", module)
+    assert found.tests[1:] == [
+        "__doctest_example__('skl', 'SortedKeyList([3, 2, 1], key=<built-in function neg>)')",
+        "__doctest_example__('bisect', '<built-in function bisect>')",
+    ]
+    assert found.reasons == {}
+    shadowing = ast.parse(f"{ast.unparse(module)}\nfrom _bisect import bisect\n")
+    kept = doctest_tests(docstring, "__init__", "SortedKeyList.__init__", shadowing)
+    assert kept.reasons == {"introspection": 1}
+    unknown = doctest_tests(docstring, "__init__", "SortedKeyList.__init__")
+    assert unknown.reasons == {"introspection": 2}

@@ -57,7 +57,7 @@ _INTROSPECTION_CALLS = frozenset({"help", "dir", "vars", "id", "globals", "local
 _PASSING_ONLY = frozenset({"callable", "type", "isinstance", "issubclass", "hasattr", "getattr"})
 _PROCESS_STATE_CALLS = frozenset({"seed", "chdir", "putenv", "unsetenv", "setlocale", "umask"})
 _ADDRESS = re.compile(r" at 0x[0-9A-Fa-f]+")
-_OBJECT_REPR = re.compile(r"<(function|bound method|built-in function|method) ")
+_OBJECT_REPR = re.compile(r"<(function|bound method|built-in function|method) ([\w.]*)")
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,7 @@ class _State:
         self.method = method  # ``peekable.peek`` for a method, else ""
         self.trees: list[ast.Module] = []  # the examples so far (a method is reached across them)
         self.module = module
+        self.module_names = set(_bindings(module)) if module else set()
         self.imported: set[str] = set()
         self.unavailable: set[str] = set()  # names only skipped examples bind
         self.setup: list[str] = []
@@ -155,7 +156,7 @@ class _State:
             return "skip_directive"
         if _names(tree) & self.unavailable:
             return "depends_on_skipped"
-        if self._introspects(tree) or _OBJECT_REPR.search(example.want):
+        if self._introspects(tree) or self._shows_own_object(example.want):
             return "introspection"
         if example.exc_msg is not None:
             name = example.exc_msg.partition(":")[0].strip().rpartition(".")[2]
@@ -163,6 +164,18 @@ class _State:
             if isinstance(kind, type) and not issubclass(kind, Exception):
                 return "not_an_exception"  # the judge leaves these to propagate, unjudged
         return None
+
+    def _shows_own_object(self, want: str) -> bool:
+        """An expected ``<function f ...>``, ``<bound method ...>`` or ``<method ...>``: the
+        judge's reference to the module's code shows otherwise. ``<built-in function neg>``
+        shows the same in every process unless the module binds that name itself (its function,
+        or a C version it imports in its place), which without the module's tree is assumed."""
+        for kind, name in _OBJECT_REPR.findall(want):
+            if kind != "built-in function" or self.module is None:
+                return True
+            if name.rpartition(".")[2] in self.names | {self.owner} | self.module_names:
+                return True
+        return False
 
     def _introspects(self, tree: ast.Module) -> bool:
         """``f.__doc__``, ``module.__name__``, ``help(f)``: the judge's reference to a function
