@@ -20,8 +20,9 @@ later examples may need what it binds. A docstring that sets process state (a ra
 environment, the working directory) is skipped whole: the judge's process is not the candidate's.
 So is one none of whose examples exercises the function: at least one must call it, by its name
 or a module alias of it (``parse_td = parse_timedelta``; a method:
-reach it, `guardrail.reach`: ``p.peek()``, the class called for ``__init__``), or ``callable(f)``
-would pass for any code. Names the examples read
+reach it, `guardrail.reach`: ``p.peek()``, the class called for ``__init__``; a module function
+a class installs as a method, ``__delitem__ = _view_delitem``: reach that method, ``del v[0]``),
+or ``callable(f)`` would pass for any code. Names the examples read
 from the function's module (its helpers) are the judge's to resolve.
 """
 
@@ -115,6 +116,9 @@ class _State:
         )
         self.owner = owner
         self.method = method  # ``peekable.peek`` for a method, else ""
+        # A module function its classes install as a method (``__delitem__ = _view_delitem``)
+        # runs where that method is reached (``del view[0]``).
+        self.installed = _installed(module, entry_point) if module and not method else set()
         self.trees: list[ast.Module] = []  # the examples so far (a method is reached across them)
         self.module = module
         self.module_names = set(_bindings(module)) if module else set()
@@ -198,10 +202,12 @@ class _State:
         """Whether the example runs the function: calls it, decorates with it or hands it to a
         call (``callable(f)`` or ``f.__name__`` run nothing); a method: the examples so far reach
         it (`guardrail.reach`: ``p.peek()``, the class called for ``__init__``...)."""
+        self.trees.append(tree)
         if self.method:
-            self.trees.append(tree)
             return method_reached(self.trees, self.method, self.module)
-        return any(self._runs(node) for node in ast.walk(tree))
+        return any(self._runs(node) for node in ast.walk(tree)) or any(
+            method_reached(self.trees, installed, self.module) for installed in self.installed
+        )
 
     def _runs(self, node: ast.AST) -> bool:
         names = self.names
@@ -295,6 +301,24 @@ def _aliases(module: ast.Module, name: str) -> set[str]:
     }
     bindings = Counter(_bindings(module)) if found else Counter[str]()
     return {alias for alias in found if bindings[alias] == 1}
+
+
+def _installed(module: ast.Module, name: str) -> set[str]:
+    """``Class.attribute`` for each top-level class body binding an attribute to the module
+    function ``name`` (``__delitem__ = _view_delitem``), when the module binds ``name`` once."""
+    if Counter(_bindings(module))[name] != 1:
+        return set()
+    return {
+        f"{node.name}.{target.id}"
+        for node in module.body
+        if isinstance(node, ast.ClassDef)
+        for statement in node.body
+        if isinstance(statement, ast.Assign)
+        and isinstance(statement.value, ast.Name)
+        and statement.value.id == name
+        for target in statement.targets
+        if isinstance(target, ast.Name)
+    }
 
 
 def _called_name(node: ast.AST) -> str:
