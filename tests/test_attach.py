@@ -22,14 +22,15 @@ from guardrail.sandbox.base import Sandbox
 from guardrail.spec import Spec
 from guardrail.verdict import Status
 
-VIEWS = Path(__file__).parent / "snippets" / "attach" / "views.py"
+FIXTURES = Path(__file__).parent / "snippets" / "attach"
+VIEWS = FIXTURES / "views.py"
 ATTACHED = {"_view_delitem": 4, "KeysView.__getitem__": 4, "KeyList.__init__": 1,
             "KeyList.merged": 1}  # fmt: skip
 
 
-def _snippets() -> dict[str, Snippet]:
-    source = VIEWS.read_text()
-    found = split_python_source(source, "views.py", module="views", root=str(VIEWS.parent))
+def _snippets(name: str = "views") -> dict[str, Snippet]:
+    source = (FIXTURES / f"{name}.py").read_text()
+    found = split_python_source(source, f"{name}.py", module=name, root=str(FIXTURES))
     return {s.qualified_name: s for s in found}
 
 
@@ -37,6 +38,11 @@ def test_each_doctest_attaches_to_what_it_runs() -> None:
     snippets = _snippets()
     assert {name: len(snippets[name].tests) for name in ATTACHED} == ATTACHED
     assert snippets["SortedDict.keys"].tests == []  # it has no docstring of its own
+    (prime,) = _snippets("primes").values()  # the examples before the seed are its tests
+    assert [t.partition(",")[0] for t in prime.tests] == [
+        "__doctest_example__('is_prime(37)'",
+        "__doctest_example__('is_prime(3 * 13)'",
+    ]
 
 
 def _reached(test: str, method: str, module: str) -> bool:
@@ -80,8 +86,9 @@ def test_a_makers_own_class_method_is_not_a_maker() -> None:
 @pytest.mark.docker
 def test_attached_doctests_verify_the_code_and_fail_its_mutants(docker_sandbox: Sandbox) -> None:
     """Each is judged in its module (the fixture file), the retrieved text in its place."""
-    snippets = _snippets()
+    snippets = _snippets() | _snippets("primes")
     mutants = {
+        "is_prime": ("int(n**0.5) + 1", "2"),
         "_view_delitem": ("[index]]", "[index + 1]]"),
         "KeysView.__getitem__": ("._keys[index]", "._keys[index - 1]"),
         "KeyList.__init__": ("sorted(values, key=key)", "sorted(values)"),

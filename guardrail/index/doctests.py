@@ -16,8 +16,9 @@ introspection whose answer differs between the real function and the judge's ref
 (``f.__name__``, ``help(f)``, a ``<function ...>`` repr, the module's ``__file__``); examples that
 read a name only a skipped example bound. Output no run can match (a memory address; a set of
 strings, whose order changes with every process) is not compared, but the example still runs:
-later examples may need what it binds. A docstring that sets process state (a random seed, the
-environment, the working directory) is skipped whole: the judge's process is not the candidate's.
+later examples may need what it binds. An example that sets process state (a random seed, the
+environment, the working directory) is skipped with every example after it, which may depend on
+that state: the judge's process is not the candidate's. The examples before it stay tests.
 So is one none of whose examples exercises the function: at least one must call it, by its name
 or a module alias of it (``parse_td = parse_timedelta``; a method:
 reach it, `guardrail.reach`: ``p.peek()``, the class called for ``__init__``; a module function
@@ -47,8 +48,8 @@ REASONS = {
     "not_an_exception": "it expects an exception that is not an `Exception` (`SystemExit`)",
     "introspection": "it inspects the function or its module (`f.__name__`, `__file__`, `help(f)`)",
     "depends_on_skipped": "it reads a name only a skipped example binds",
-    "process_state": "the docstring sets process state (a random seed, the environment, the"
-    " directory) that the judge's process does not share with the candidate's",
+    "process_state": "it or an earlier example sets process state (a random seed, the"
+    " environment, the directory) that the judge's process does not share with the candidate's",
     "never_calls": "no example of the docstring calls the function",
 }
 """Why an example was skipped, by the reason word `DoctestTests.reasons` counts."""
@@ -95,8 +96,6 @@ def doctest_tests(
     for example in examples:
         state.take(example)
     kept = len(state.tests) + len(state.setup)
-    if state.sets_process_state:
-        return DoctestTests(reasons={"process_state": len(examples)})
     if kept and not state.exercised:
         return DoctestTests(reasons=dict(state.reasons + Counter(never_calls=kept)))
     if not state.exercised:
@@ -129,7 +128,7 @@ class _State:
         self.reasons: Counter[str] = Counter()
         self.called = False  # an example so far calls the function
         self.exercised = False  # ... and one at or after it is compared
-        self.sets_process_state = False
+        self.sets_process_state = False  # an example so far did: it and the rest are skipped
 
     def take(self, example: doctest.Example) -> None:
         source = example.source.removesuffix("\n")
@@ -140,6 +139,9 @@ class _State:
             self.reasons["does_not_compile"] += 1
             return
         self.sets_process_state |= _sets_process_state(tree)
+        if self.sets_process_state:
+            self.reasons["process_state"] += 1
+            return
         reason = self._reason_to_skip(example, tree)
         if reason is not None:
             self.reasons[reason] += 1
