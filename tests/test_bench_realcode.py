@@ -24,7 +24,7 @@ from realcode.results import (
     markdown_tables,
     summarize,
 )
-from realcode.sdists import SDISTS, module_of
+from realcode.sdists import SDISTS, SdistError, import_root, module_of, pins_key, read_pins
 
 from guardrail.index import split_python_source
 
@@ -194,6 +194,35 @@ def test_too_few_or_duplicate_queries_are_refused(tmp_path: Path) -> None:
 def test_module_of_absolute_relative_and_package_files(tmp_path: Path) -> None:
     assert module_of(str(tmp_path / "pkg" / "mod.py"), tmp_path) == "pkg.mod"
     assert module_of("pkg/sub/__init__.py", tmp_path) == "pkg.sub"
+
+
+def test_pins_come_from_flags_and_files_default_to_the_bench_s_own(tmp_path: Path) -> None:
+    assert read_pins([], []) == SDISTS
+    pins = tmp_path / "pins.txt"
+    pins.write_text("# newer releases\nboltons==26.2.0  # a comment\n\ntoolz==1.2.0\n")
+    chosen = read_pins(["humanize==4.17.0", "toolz==1.2.0"], [pins])
+    assert chosen == {"humanize": "4.17.0", "toolz": "1.2.0", "boltons": "26.2.0"}
+    # The cache key of a set: the same in any order, another for another set or version.
+    assert pins_key(chosen) == pins_key(dict(reversed(chosen.items())))
+    assert pins_key(chosen) != pins_key(chosen | {"toolz": "1.0.0"}) != pins_key(SDISTS)
+    for bad, message in [
+        (["toolz>=1"], "not an exact pin"),
+        (["toolz==1.0.0", "toolz==1.2.0"], "pinned twice"),
+    ]:
+        with pytest.raises(SdistError, match=message):
+            read_pins(bad, [])
+    with pytest.raises(SdistError, match="cannot read the pin file"):
+        read_pins([], [tmp_path / "missing.txt"])
+
+
+def test_the_import_root_of_a_src_layout_is_its_src_folder(tmp_path: Path) -> None:
+    flat, src = tmp_path / "flat-1.0", tmp_path / "srclib-1.0"
+    for package in (flat / "flat", flat / "tests", src / "src" / "srclib", src / "tests"):
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+    (src / "tasks.py").write_text("")
+    assert import_root(flat) == flat
+    assert import_root(src) == src / "src"
 
 
 # A method (indented, in a class) after a module import it uses: the snippet's code is dedented
