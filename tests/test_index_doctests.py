@@ -508,6 +508,8 @@ def test_a_builtin_shown_in_an_output_is_compared_unless_the_module_binds_its_na
         SortedKeyList([3, 2, 1], key=<built-in function neg>)
         >>> bisect
         <built-in function bisect>
+        >>> str.lower
+        <method 'lower' of 'str' objects>
         """
     )
     module = ast.parse("class SortedKeyList:\n    def __init__(self, it, key): pass\n")
@@ -515,10 +517,11 @@ def test_a_builtin_shown_in_an_output_is_compared_unless_the_module_binds_its_na
     assert found.tests[1:] == [
         "__doctest_example__('skl', 'SortedKeyList([3, 2, 1], key=<built-in function neg>)')",
         "__doctest_example__('bisect', '<built-in function bisect>')",
+        "__doctest_example__('str.lower', \"<method 'lower' of 'str' objects>\")",
     ]
     assert found.reasons == {}
     shadowing = ast.parse(f"{ast.unparse(module)}\nfrom _bisect import bisect\n")
     kept = doctest_tests(docstring, "__init__", "SortedKeyList.__init__", shadowing)
     assert kept.reasons == {"introspection": 1}
     unknown = doctest_tests(docstring, "__init__", "SortedKeyList.__init__")
-    assert unknown.reasons == {"introspection": 2}
+    assert unknown.reasons == {"introspection": 3}

@@ -59,7 +59,8 @@ _INTROSPECTION_CALLS = frozenset({"help", "dir", "vars", "id", "globals", "local
 _PASSING_ONLY = frozenset({"callable", "type", "isinstance", "issubclass", "hasattr", "getattr"})
 _PROCESS_STATE_CALLS = frozenset({"seed", "chdir", "putenv", "unsetenv", "setlocale", "umask"})
 _ADDRESS = re.compile(r" at 0x[0-9A-Fa-f]+")
-_OBJECT_REPR = re.compile(r"<(function|bound method|built-in function|method) ([\w.]*)")
+_OBJECT_REPR = re.compile(r"<(function|bound method|built-in function|method) '?([\w.]*)")
+_STABLE_REPRS = frozenset({"built-in function", "method"})  # C code: the same in every process
 
 
 @dataclass(frozen=True)
@@ -172,12 +173,13 @@ class _State:
         return None
 
     def _shows_own_object(self, want: str) -> bool:
-        """An expected ``<function f ...>``, ``<bound method ...>`` or ``<method ...>``: the
-        judge's reference to the module's code shows otherwise. ``<built-in function neg>``
-        shows the same in every process unless the module binds that name itself (its function,
-        or a C version it imports in its place), which without the module's tree is assumed."""
+        """An expected ``<function f ...>`` or ``<bound method ...>``: the judge's reference to
+        the module's code shows otherwise. C code (``<built-in function neg>``, ``<method 'lower'
+        of 'str' objects>``) shows the same in every process unless the module binds that name
+        itself (its function, or a C version it imports in its place), which without the
+        module's tree is assumed."""
         for kind, name in _OBJECT_REPR.findall(want):
-            if kind != "built-in function" or self.module is None:
+            if kind not in _STABLE_REPRS or self.module is None:
                 return True
             if name.rpartition(".")[2] in self.names | {self.owner} | self.module_names:
                 return True
