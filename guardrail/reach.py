@@ -31,6 +31,7 @@ its doctests catch in-process is caught the same way here.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -181,6 +182,7 @@ class _Makers:
         return isinstance(node, ast.Attribute) and node.attr in self.methods
 
 
+@functools.lru_cache(maxsize=64)  # one module's methods are judged one after another
 def _makers(module: ast.Module, owner: str) -> _Makers:
     """The `_Makers` of the class ``owner`` in ``module`` (its own methods excepted: reaching
     them needs an instance already; dunders are never makers)."""

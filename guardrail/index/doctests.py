@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import builtins
 import doctest
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -121,7 +122,7 @@ class _State:
         self.installed = _installed(module, entry_point) if module and not method else set()
         self.trees: list[ast.Module] = []  # the examples so far (a method is reached across them)
         self.module = module
-        self.module_names = set(_bindings(module)) if module else set()
+        self.module_names = set(_module_bindings(module)) if module else set()
         self.imported: set[str] = set()
         self.unavailable: set[str] = set()  # names only skipped examples bind
         self.setup: list[str] = []
@@ -303,26 +304,35 @@ def _aliases(module: ast.Module, name: str) -> set[str]:
         for target in node.targets
         if isinstance(target, ast.Name)
     }
-    bindings = Counter(_bindings(module)) if found else Counter[str]()
+    bindings = _module_bindings(module) if found else Counter[str]()
     return {alias for alias in found if bindings[alias] == 1}
 
 
 def _installed(module: ast.Module, name: str) -> set[str]:
     """``Class.attribute`` for each top-level class body binding an attribute to the module
     function ``name`` (``__delitem__ = _view_delitem``), when the module binds ``name`` once."""
-    if Counter(_bindings(module))[name] != 1:
-        return set()
-    return {
-        f"{node.name}.{target.id}"
-        for node in module.body
-        if isinstance(node, ast.ClassDef)
-        for statement in node.body
-        if isinstance(statement, ast.Assign)
-        and isinstance(statement.value, ast.Name)
-        and statement.value.id == name
-        for target in statement.targets
-        if isinstance(target, ast.Name)
-    }
+    installed = _class_installs(module).get(name, set())
+    return set(installed) if installed and _module_bindings(module)[name] == 1 else set()
+
+
+@functools.lru_cache(maxsize=4)
+def _class_installs(module: ast.Module) -> dict[str, set[str]]:
+    """Name -> ``Class.attribute`` of each class body assignment ``attribute = name`` (a
+    module's docstrings are read one after another: computed once per module)."""
+    found: dict[str, set[str]] = {}
+    for node in module.body:
+        for statement in node.body if isinstance(node, ast.ClassDef) else []:
+            if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name):
+                for target in statement.targets:
+                    if isinstance(target, ast.Name):
+                        found.setdefault(statement.value.id, set()).add(f"{node.name}.{target.id}")
+    return found
+
+
+@functools.lru_cache(maxsize=4)
+def _module_bindings(module: ast.Module) -> Counter[str]:
+    """How many places of the module bind each name (once per module, as above)."""
+    return Counter(_bindings(module))
 
 
 def _called_name(node: ast.AST) -> str:
