@@ -184,7 +184,10 @@ def run_library(
     log(f"{name}=={version}: {len(snippets)} snippets indexed")
 
     mark = time.perf_counter()
-    items = [DoctestItem.of(str(n), key) for n, key in enumerate(keys)]
+    items = [
+        DoctestItem.of(str(n), key, lines=(s.start_line, s.end_line))
+        for n, (s, key) in enumerate(zip(snippets, keys, strict=True))
+    ]
     real = run_real(root, items, image=args.image, name=name)
     result.seconds["ground_truth"] = time.perf_counter() - mark
 
@@ -232,7 +235,8 @@ def _why(row: dict[str, Any]) -> str:
 
 def _real_word(outcome: RealOutcome) -> str:
     """The function's real outcome; ``unexercised``: its doctest passes without running it, or
-    its name in the module is bound to another module's definition (so the doctest ran that)."""
+    its name in the module is bound to another definition (another module's, or another ``def``
+    of its file: the doctest ran that)."""
     if outcome.passed and not (outcome.exercised and outcome.here):
         return "unexercised"
     return outcome.outcome

@@ -335,6 +335,9 @@ def _private(x):
     "pkg/_util.py": "FACTOR = 2\n\n\n"
     'def half(x):\n    """Half.\n\n    >>> half(4)\n    2\n    """\n'
     "    return x // 2\n",
+    # batched on Python < 3.13: the name is bound to another def of the same file
+    "pkg/switch.py": 'def _impl(x):\n    """\n    >>> impl(2)\n    2\n    """\n    return x\n\n\n'
+    "if False:\n    def impl(x):\n        return x\nelse:\n    impl = _impl\n",
     "pkg/fallback.py": "try:\n    from ._util import half\nexcept ImportError:\n"
     '    def half(x):\n        """Half.\n\n        >>> half(4)\n        2\n        """\n'
     "        return x // 2\n",
@@ -366,6 +369,8 @@ def test_real_doctests_run_in_a_container_in_the_real_module(
         DoctestItem.of("skipped", "pkg.core:skipped"),
         DoctestItem.of("other name", "pkg.core:_private"),
         DoctestItem.of("elsewhere", "pkg.fallback:half"),  # the name is _util's function
+        DoctestItem.of("switched", "pkg.switch:impl", lines=(10, 11)),  # the def never runs
+        DoctestItem.of("switch", "pkg.switch:_impl", lines=(1, 6)),
     ]
     real = run_real(tmp_path, items, image=docker_sandbox.image, timeout_s=2, name="test")
     outcome = {key: value.outcome for key, value in real.items()}
@@ -385,11 +390,13 @@ def test_real_doctests_run_in_a_container_in_the_real_module(
         "skipped": "pass",
         "other name": "pass",
         "elsewhere": "pass",
+        "switched": "pass",
+        "switch": "pass",
     }
     # Passing without running the function's own code: not ground truth for it.
     exercised = {key for key, value in real.items() if value.exercised}
     assert {"skipped", "other name"}.isdisjoint(exercised)
     assert {"ok", "mutant", "equivalent", "after"} <= exercised
-    assert [key for key, value in real.items() if not value.here] == ["elsewhere"]
+    assert [key for key, value in real.items() if not value.here] == ["elsewhere", "switched"]
     assert real["ok"].attempted == 2
     assert "ModuleNotFoundError" in real["no module"].detail
