@@ -320,12 +320,13 @@ def _class_installs(module: ast.Module) -> dict[str, set[str]]:
     """Name -> ``Class.attribute`` of each class body assignment ``attribute = name`` (a
     module's docstrings are read one after another: computed once per module)."""
     found: dict[str, set[str]] = {}
-    for node in module.body:
-        for statement in node.body if isinstance(node, ast.ClassDef) else []:
+    classes = [node for node in module.body if isinstance(node, ast.ClassDef)]
+    for cls in classes:
+        for statement in cls.body:
             if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name):
                 for target in statement.targets:
                     if isinstance(target, ast.Name):
-                        found.setdefault(statement.value.id, set()).add(f"{node.name}.{target.id}")
+                        found.setdefault(statement.value.id, set()).add(f"{cls.name}.{target.id}")
     return found
 
 
