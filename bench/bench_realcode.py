@@ -1,6 +1,7 @@
 """Benchmark: does ``verified`` mean on real libraries what it means on a benchmark pool? (issue 8)
 
-For each pinned sdist (``realcode.sdists``), downloaded once into ``--cache``:
+For each pinned sdist (``--sdist NAME==VERSION``, ``--sdists FILE``; default the pins of
+``realcode.sdists``), downloaded once into ``--cache``:
 
 1. index the whole library with ``guardrail index`` (a temporary Chroma dir; tests left out);
 2. ground truth: the stdlib doctest of every indexed function in its real imported module, run
@@ -14,12 +15,16 @@ For each pinned sdist (``realcode.sdists``), downloaded once into ``--cache``:
    against the function's stored tests (mutant text, the original's metadata) and by the real
    doctest with the mutant patched into the real module;
 5. agent queries with tests (``realcode/queries.json``): top-1 of plain similarity vs the gate
-   (rerank, the CLI's default fetch_k).
+   (rerank, the CLI's default fetch_k); skipped, with a note, for a library that has none.
 
 Prints Markdown tables and writes every record as JSON. Not run by the test suite (it downloads).
 Usage, after ``scripts/docker-up``::
 
-    python bench/bench_realcode.py [--cache DIR] [--out FILE] [--library NAME]... [--mutants 3]
+    python bench/bench_realcode.py [--sdist NAME==VERSION]... [--sdists FILE] [--cache DIR]
+        [--out FILE] [--library NAME]... [--mutants 3] [--image IMAGE]
+
+The cache holds each sdist and its index by name and version, and the results by the set of
+pins (``CACHE/results-<digest of the pins>.json``), so runs on different sets never collide.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from typing import Any
 
 from realcode.groundtruth import DoctestItem, RealOutcome, TestsItem, run_real
 from realcode.mutants import plan_mutants
-from realcode.queries import Query, load_queries
+from realcode.queries import QUERIES_FILE, Query, load_queries
 from realcode.results import (
     FunctionRecord,
     LibraryResult,
@@ -48,7 +53,7 @@ from realcode.results import (
     records,
     summarize,
 )
-from realcode.sdists import SDISTS, fetch, module_of
+from realcode.sdists import SdistError, fetch, import_root, module_of, pins_key, read_pins
 
 from guardrail.gate import Candidate, Gate
 from guardrail.index import CodeIndex, Snippet, minilm_embedding
@@ -167,7 +172,7 @@ def run_library(
 ) -> LibraryResult:
     result = LibraryResult(library=name, version=version)
     started = time.perf_counter()
-    root = fetch(args.cache, name, version).resolve()
+    root = import_root(fetch(args.cache, name, version).resolve())
     index_dir = index_dir_for(args.cache, name, version) if args.keep_index else work / name
     done = guardrail_cli("index", str(root), "--path", str(index_dir), "--collection", name)
     if done.returncode != 0:
@@ -179,7 +184,10 @@ def run_library(
     log(f"{name}=={version}: {len(snippets)} snippets indexed")
 
     mark = time.perf_counter()
-    items = [DoctestItem.of(str(n), key) for n, key in enumerate(keys)]
+    items = [
+        DoctestItem.of(str(n), key, lines=(s.start_line, s.end_line))
+        for n, (s, key) in enumerate(zip(snippets, keys, strict=True))
+    ]
     real = run_real(root, items, image=args.image, name=name)
     result.seconds["ground_truth"] = time.perf_counter() - mark
 
@@ -188,9 +196,8 @@ def run_library(
     result.seconds["verify_stored"] = time.perf_counter() - mark
     for n, (snippet, key) in enumerate(zip(snippets, keys, strict=True)):
         row = rows[(key, snippet.start_line)]
-        result.functions.append(
-            FunctionRecord(key, _real_word(real[str(n)]), row["status"], row["reason"])
-        )
+        word = _real_word(real[str(n)])
+        result.functions.append(FunctionRecord(key, word, row["status"], row["reason"], _why(row)))
     passing = [n for n, f in enumerate(result.functions) if f.real == "pass"]
     log(f"  {len(passing)} functions pass their real doctest")
 
@@ -201,7 +208,10 @@ def run_library(
         result.seconds["mutants"] = time.perf_counter() - mark
         mark = time.perf_counter()
         mine = [q for q in queries if q.library == name]
-        result.queries = agent_queries(gate, index, root, args, mine)
+        if mine:
+            result.queries = agent_queries(gate, index, root, args, mine)
+        else:
+            log(f"  {name}: no hand-written queries in {QUERIES_FILE.name}: query part skipped")
         result.seconds["queries"] = time.perf_counter() - mark
     finally:
         gate.close()
@@ -209,9 +219,24 @@ def run_library(
     return result
 
 
+def _why(row: dict[str, Any]) -> str:
+    """What a verdict that is not ``verified`` said: its message, and the first test that did
+    not pass (its outcome and detail), for classifying the misses."""
+    if row["status"] == "verified":
+        return ""
+    verdict = row.get("verdict") or {}
+    tests = [t for t in verdict.get("tests", []) if t.get("outcome") != "pass"]
+    said = str(verdict.get("message", ""))
+    if tests:
+        said += f" | {tests[0].get('test', '')[:300]} -> {tests[0].get('outcome')}:"
+        said += f" {str(tests[0].get('detail', ''))[:500]}"
+    return said
+
+
 def _real_word(outcome: RealOutcome) -> str:
     """The function's real outcome; ``unexercised``: its doctest passes without running it, or
-    its name in the module is bound to another module's definition (so the doctest ran that)."""
+    its name in the module is bound to another definition (another module's, or another ``def``
+    of its file: the doctest ran that)."""
     if outcome.passed and not (outcome.exercised and outcome.here):
         return "unexercised"
     return outcome.outcome
@@ -306,8 +331,27 @@ def main() -> int:
         default=cache,
         help="where the sdists are downloaded and unpacked (kept)",
     )
-    parser.add_argument("--out", type=Path, help="JSON results (default: CACHE/results.json)")
-    parser.add_argument("--library", action="append", choices=sorted(SDISTS), help="repeatable")
+    parser.add_argument(
+        "--sdist",
+        action="append",
+        default=[],
+        metavar="NAME==VERSION",
+        help="a pinned sdist to measure (repeatable; default: the bench's own pins)",
+    )
+    parser.add_argument(
+        "--sdists",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="a file of NAME==VERSION pins, one a line (# comments)",
+    )
+    parser.add_argument(
+        "--out", type=Path, help="JSON results (default: CACHE/results-<pins digest>.json)"
+    )
+    parser.add_argument(
+        "--library", action="append", help="only this library of the pins (repeatable)"
+    )
     parser.add_argument("--mutants", type=int, default=3, help="mutants per passing function")
     parser.add_argument("--image", default=default_image(), help="sandbox image (python3)")
     parser.add_argument(
@@ -318,17 +362,24 @@ def main() -> int:
     )
     parser.add_argument("--fetch-k", type=int, default=default_fetch_k())
     args = parser.parse_args()
-    libraries = args.library or sorted(SDISTS)
-    queries = load_queries(libraries=set(libraries))
+    try:
+        pins = read_pins(args.sdist, args.sdists)
+    except SdistError as exc:
+        parser.error(str(exc))
+    unknown = sorted(set(args.library or ()) - set(pins))
+    if unknown:
+        parser.error(f"--library {', '.join(unknown)}: not among the pins {sorted(pins)}")
+    libraries = [name for name in pins if not args.library or name in args.library]
+    queries = load_queries()  # every library in the file must have enough: checked here
     args.embedding = minilm_embedding()
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-realcode-") as work:
         for name in libraries:
-            results.append(run_library(name, SDISTS[name], args, queries, Path(work)))
+            results.append(run_library(name, pins[name], args, queries, Path(work)))
     summaries = [summarize(r) for r in results]
     if len(results) > 1:
         summaries.append(summarize(combined(results)))
-    out = args.out or args.cache / "results.json"
+    out = args.out or args.cache / f"results-{pins_key({n: pins[n] for n in libraries})}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     payload: dict[str, Any] = {r.library: records(r) for r in results}
     payload["summaries"] = summaries

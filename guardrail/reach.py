@@ -21,15 +21,19 @@ Given the method's module (the index and the binding both give it), an attribute
 binds to the method (``qp = query_params``, ``count = _StatsProperty('count', _calc_count)``)
 reaches it too, and so does reaching another method of its class whose body reads it (``to_text``
 reads ``self.uses_netloc``), or a call to a top-level function of the module that reaches it
-(bodies read the same way, at any depth of such calls). Reached is necessary, not sufficient: the
-tests still have to pass on the candidate's class, and a mutant its doctests catch in-process is
-caught the same way here.
+(bodies read the same way, at any depth of such calls). For a protocol method, the class is
+"called" also through the module's makers of it: a top-level function, or a method of another
+class (``sd.keys()``), whose body calls it, or calls or reads such a maker. Reached is
+necessary, not sufficient: the tests still have to pass on the candidate's class, and a mutant
+its doctests catch in-process is caught the same way here.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from guardrail.sandbox.runner.doctesting import example_sources
 
@@ -94,13 +98,16 @@ def method_reached(
     themselves or by calling a top-level function of ``module`` (the method's module) that
     reaches it (``box_area(2, 3)`` whose body calls ``Box(w, h).area()``), at any depth."""
     aliases = _class_aliases(module, qualified_name) if module is not None else set()
-    if _reached(trees, qualified_name, aliases):
-        return True
     owner = qualified_name.rpartition(".")[0]
+    makers = _Makers() if module is None else _makers(module, owner.rpartition(".")[2])
+    if _reached(trees, qualified_name, aliases, makers):
+        return True
     for sibling in set() if module is None else _methods_reaching(module, qualified_name, aliases):
-        if _reached(trees, f"{owner}.{sibling}", set()):
+        if _reached(trees, f"{owner}.{sibling}", set(), makers):
             return True
-    through = set() if module is None else _functions_reaching(module, qualified_name, aliases)
+    through = (
+        set() if module is None else _functions_reaching(module, qualified_name, aliases, makers)
+    )
     return any(
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in through
         for tree in trees
@@ -157,13 +164,67 @@ def _class_aliases(module: ast.Module, qualified_name: str) -> set[str]:
     }
 
 
-def _functions_reaching(module: ast.Module, qualified_name: str, aliases: set[str]) -> set[str]:
+@dataclass(frozen=True, slots=True)
+class _Makers:
+    """What makes an instance of a class besides calling it: the module's top-level functions
+    (called by name) and its classes' methods (an attribute of that name read) whose bodies call
+    the class, or call or read one that does (``sd.keys()`` returns ``SortedKeysView(self)``)."""
+
+    functions: frozenset[str] = frozenset()
+    methods: frozenset[str] = frozenset()
+
+    def make(self, node: ast.AST, owner: str) -> bool:
+        """Whether ``node`` makes an instance of ``owner``: calls it or a maker, reads a maker."""
+        if isinstance(node, ast.Call):
+            return _name_of(node.func) == owner or (
+                isinstance(node.func, ast.Name) and node.func.id in self.functions
+            )
+        return isinstance(node, ast.Attribute) and node.attr in self.methods
+
+
+@functools.lru_cache(maxsize=64)  # one module's methods are judged one after another
+def _makers(module: ast.Module, owner: str) -> _Makers:
+    """The `_Makers` of the class ``owner`` in ``module`` (its own methods excepted: reaching
+    them needs an instance already; dunders are never makers)."""
+    functions = {
+        node.name: node
+        for node in module.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    methods = [
+        (node.name, node)
+        for cls in module.body
+        if isinstance(cls, ast.ClassDef) and cls.name != owner
+        for node in cls.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and not node.name.startswith("__")
+    ]
+    makers = _Makers()
+    while True:
+        more = _Makers(
+            frozenset(n for n, f in functions.items() if _makes(f, owner, makers)),
+            frozenset(n for n, m in methods if _makes(m, owner, makers)),
+        )
+        if more == makers:
+            return makers
+        makers = more
+
+
+def _makes(function: ast.AST, owner: str, makers: _Makers) -> bool:
+    return any(makers.make(node, owner) for node in ast.walk(function))
+
+
+def _functions_reaching(
+    module: ast.Module, qualified_name: str, aliases: set[str], makers: _Makers
+) -> set[str]:
     functions = {
         node.name: ast.Module(body=[node], type_ignores=[])
         for node in module.body
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     }
-    reaching = {n for n, body in functions.items() if _reached([body], qualified_name, aliases)}
+    reaching = {
+        n for n, body in functions.items() if _reached([body], qualified_name, aliases, makers)
+    }
     while True:  # a function calling one that reaches it reaches it too
         more = {
             name
@@ -179,7 +240,9 @@ def _functions_reaching(module: ast.Module, qualified_name: str, aliases: set[st
         reaching |= more
 
 
-def _reached(trees: list[ast.Module], qualified_name: str, aliases: set[str]) -> bool:
+def _reached(
+    trees: list[ast.Module], qualified_name: str, aliases: set[str], makers: _Makers
+) -> bool:
     *classes, method = qualified_name.split(".")
     if not classes:
         return False
@@ -189,9 +252,9 @@ def _reached(trees: list[ast.Module], qualified_name: str, aliases: set[str]) ->
     if not is_dunder:
         names = {method, *aliases}
         return any(isinstance(n, ast.Attribute) and n.attr in names for n in nodes)
-    instantiated = any(isinstance(n, ast.Call) and _name_of(n.func) == owner for n in nodes)
     if method in ("__init__", "__new__"):
-        return instantiated
+        return any(isinstance(n, ast.Call) and _name_of(n.func) == owner for n in nodes)
+    instantiated = any(makers.make(n, owner) for n in nodes)
     if method == "__call__":
         made = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         return any(

@@ -24,7 +24,7 @@ from realcode.results import (
     markdown_tables,
     summarize,
 )
-from realcode.sdists import SDISTS, module_of
+from realcode.sdists import SDISTS, SdistError, import_root, module_of, pins_key, read_pins
 
 from guardrail.index import split_python_source
 
@@ -196,6 +196,35 @@ def test_module_of_absolute_relative_and_package_files(tmp_path: Path) -> None:
     assert module_of("pkg/sub/__init__.py", tmp_path) == "pkg.sub"
 
 
+def test_pins_come_from_flags_and_files_default_to_the_bench_s_own(tmp_path: Path) -> None:
+    assert read_pins([], []) == SDISTS
+    pins = tmp_path / "pins.txt"
+    pins.write_text("# newer releases\nboltons==26.2.0  # a comment\n\ntoolz==1.2.0\n")
+    chosen = read_pins(["humanize==4.17.0", "toolz==1.2.0"], [pins])
+    assert chosen == {"humanize": "4.17.0", "toolz": "1.2.0", "boltons": "26.2.0"}
+    # The cache key of a set: the same in any order, another for another set or version.
+    assert pins_key(chosen) == pins_key(dict(reversed(chosen.items())))
+    assert pins_key(chosen) != pins_key(chosen | {"toolz": "1.0.0"}) != pins_key(SDISTS)
+    for bad, message in [
+        (["toolz>=1"], "not an exact pin"),
+        (["toolz==1.0.0", "toolz==1.2.0"], "pinned twice"),
+    ]:
+        with pytest.raises(SdistError, match=message):
+            read_pins(bad, [])
+    with pytest.raises(SdistError, match="cannot read the pin file"):
+        read_pins([], [tmp_path / "missing.txt"])
+
+
+def test_the_import_root_of_a_src_layout_is_its_src_folder(tmp_path: Path) -> None:
+    flat, src = tmp_path / "flat-1.0", tmp_path / "srclib-1.0"
+    for package in (flat / "flat", flat / "tests", src / "src" / "srclib", src / "tests"):
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+    (src / "tasks.py").write_text("")
+    assert import_root(flat) == flat
+    assert import_root(src) == src / "src"
+
+
 # A method (indented, in a class) after a module import it uses: the snippet's code is dedented
 # and preceded by that import, so its line numbers differ from the file's.
 MODULE = '''\
@@ -306,6 +335,9 @@ def _private(x):
     "pkg/_util.py": "FACTOR = 2\n\n\n"
     'def half(x):\n    """Half.\n\n    >>> half(4)\n    2\n    """\n'
     "    return x // 2\n",
+    # batched on Python < 3.13: the name is bound to another def of the same file
+    "pkg/switch.py": 'def _impl(x):\n    """\n    >>> impl(2)\n    2\n    """\n    return x\n\n\n'
+    "if False:\n    def impl(x):\n        return x\nelse:\n    impl = _impl\n",
     "pkg/fallback.py": "try:\n    from ._util import half\nexcept ImportError:\n"
     '    def half(x):\n        """Half.\n\n        >>> half(4)\n        2\n        """\n'
     "        return x // 2\n",
@@ -337,6 +369,8 @@ def test_real_doctests_run_in_a_container_in_the_real_module(
         DoctestItem.of("skipped", "pkg.core:skipped"),
         DoctestItem.of("other name", "pkg.core:_private"),
         DoctestItem.of("elsewhere", "pkg.fallback:half"),  # the name is _util's function
+        DoctestItem.of("switched", "pkg.switch:impl", lines=(10, 11)),  # the def never runs
+        DoctestItem.of("switch", "pkg.switch:_impl", lines=(1, 6)),
     ]
     real = run_real(tmp_path, items, image=docker_sandbox.image, timeout_s=2, name="test")
     outcome = {key: value.outcome for key, value in real.items()}
@@ -356,11 +390,13 @@ def test_real_doctests_run_in_a_container_in_the_real_module(
         "skipped": "pass",
         "other name": "pass",
         "elsewhere": "pass",
+        "switched": "pass",
+        "switch": "pass",
     }
     # Passing without running the function's own code: not ground truth for it.
     exercised = {key for key, value in real.items() if value.exercised}
     assert {"skipped", "other name"}.isdisjoint(exercised)
     assert {"ok", "mutant", "equivalent", "after"} <= exercised
-    assert [key for key, value in real.items() if not value.here] == ["elsewhere"]
+    assert [key for key, value in real.items() if not value.here] == ["elsewhere", "switched"]
     assert real["ok"].attempted == 2
     assert "ModuleNotFoundError" in real["no module"].detail

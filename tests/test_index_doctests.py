@@ -8,6 +8,7 @@ test_doctesting.py). The Docker tests judge correct functions and mutants in the
 
 from __future__ import annotations
 
+import ast
 import doctest
 import itertools
 import shutil
@@ -289,9 +290,15 @@ def test_docstrings_that_never_run_the_function_or_set_process_state_give_nothin
     )
     assert (never.tests, never.reasons) == ([], {"skip_directive": 1, "never_calls": 2})
     seeded = _tests(">>> import random\n>>> random.seed(1)\n>>> f(3)\n2\n")
-    assert (seeded.tests, seeded.setup, seeded.reasons) == ([], "", {"process_state": 3})
+    assert (seeded.tests, seeded.setup) == ([], "")
+    assert seeded.reasons == {"process_state": 2, "never_calls": 1}
     environ = _tests(">>> import os\n>>> os.environ['HOME'] = '/x'\n>>> f('~')\n'/x'\n")
-    assert (environ.tests, environ.reasons) == ([], {"process_state": 3})
+    assert (environ.tests, environ.reasons) == ([], {"process_state": 2, "never_calls": 1})
+    # more-itertools' is_prime: the examples before the seed do not depend on it.
+    prefix = _tests(">>> f(37)\nTrue\n>>> from random import seed\n>>> seed(1)\n>>> f(4)\nFalse\n")
+    assert prefix.tests == ["__doctest_example__('f(37)', 'True')"]
+    assert prefix.setup == "from random import seed"
+    assert prefix.reasons == {"process_state": 2}
     for runs in [
         ">>> list(map(f, [1]))\n[2]\n",
         ">>> @f\n... def g(): pass\n",
@@ -486,3 +493,35 @@ def test_the_fidelity_bench_finds_no_violation_and_would_see_one(
     assert by_name["wrong"]["real"] == {"attempted": 1, "failed": 1}
     assert by_name["wrong"]["ours"]["outcomes"] == ["FAIL: expected '2\\n', got '1\\n'"]
     assert "real doctest passes 15; of those 15 have tests, 15 pass all" in line
+
+
+def test_a_builtin_shown_in_an_output_is_compared_unless_the_module_binds_its_name() -> None:
+    """``key=<built-in function neg>`` reads the same in every process, so the example that
+    shows it is a test (skipping it left only examples that check nothing: a mutant whose real
+    doctest fails came out verified); a builtin name the module binds (its own function, or a C
+    version imported in its place) or an unknown module stays skipped."""
+    docstring = textwrap.dedent(
+        """
+        >>> from operator import neg
+        >>> skl = SortedKeyList([3, 1, 2], key=neg)
+        >>> skl
+        SortedKeyList([3, 2, 1], key=<built-in function neg>)
+        >>> bisect
+        <built-in function bisect>
+        >>> str.lower
+        <method 'lower' of 'str' objects>
+        """
+    )
+    module = ast.parse("class SortedKeyList:\n    def __init__(self, it, key): pass\n")
+    found = doctest_tests(docstring, "__init__", "SortedKeyList.__init__", module)
+    assert found.tests[1:] == [
+        "__doctest_example__('skl', 'SortedKeyList([3, 2, 1], key=<built-in function neg>)')",
+        "__doctest_example__('bisect', '<built-in function bisect>')",
+        "__doctest_example__('str.lower', \"<method 'lower' of 'str' objects>\")",
+    ]
+    assert found.reasons == {}
+    shadowing = ast.parse(f"{ast.unparse(module)}\nfrom _bisect import bisect\n")
+    kept = doctest_tests(docstring, "__init__", "SortedKeyList.__init__", shadowing)
+    assert kept.reasons == {"introspection": 1}
+    unknown = doctest_tests(docstring, "__init__", "SortedKeyList.__init__")
+    assert unknown.reasons == {"introspection": 3}

@@ -23,23 +23,33 @@ PASS = "pass"
 
 @dataclass(frozen=True, slots=True)
 class DoctestItem:
-    """Run the doctest of ``module.qualname``; ``patch`` = (line, new text or None to delete)."""
+    """Run the doctest of ``module.qualname``; ``patch`` = (line, new text or None to delete);
+    ``lines`` = (first, last) line of the definition meant: the name bound to another one is
+    not ``here``."""
 
     id: str
     module: str
     qualname: str
     patch: tuple[int, str | None] | None = None
+    lines: tuple[int, int] | None = None
 
     @classmethod
-    def of(cls, id_: str, key: str, patch: tuple[int, str | None] | None = None) -> DoctestItem:
+    def of(
+        cls,
+        id_: str,
+        key: str,
+        patch: tuple[int, str | None] | None = None,
+        lines: tuple[int, int] | None = None,
+    ) -> DoctestItem:
         """The item for ``key`` = ``module:qualname``."""
         module, _, qualname = key.partition(":")
-        return cls(id_, module, qualname, patch)
+        return cls(id_, module, qualname, patch, lines)
 
     def request(self) -> dict[str, Any]:
         patch = None if self.patch is None else {"line": self.patch[0], "text": self.patch[1]}
+        lines = None if self.lines is None else list(self.lines)
         return {"id": self.id, "kind": "doctest", "module": self.module,
-                "qualname": self.qualname, "patch": patch}  # fmt: skip
+                "qualname": self.qualname, "patch": patch, "lines": lines}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

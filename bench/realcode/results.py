@@ -37,6 +37,7 @@ class FunctionRecord:
     real: str  # pass, unexercised, fail, timeout, no_examples, error
     status: str
     reason: str
+    detail: str = ""  # not verified: the verdict's message and its first unpassed test's detail
 
 
 @dataclass(frozen=True, slots=True)

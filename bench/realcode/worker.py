@@ -2,7 +2,8 @@
 
 Reads one JSON object on stdin: ``{"timeout": seconds, "items": [item, ...]}``, where an item is
 
-* ``{"id", "kind": "doctest", "module", "qualname", "patch": null | {"line", "text"}}``: run the
+* ``{"id", "kind": "doctest", "module", "qualname", "patch": null | {"line", "text"}, "lines":
+  null | [first, last]}``: run the
   stdlib doctest runner on the docstring of ``module.qualname`` with the module's globals, as
   ``doctest.testmod`` would; with a ``patch``, the module is first re-executed from its own file
   with line ``line`` (1-based) replaced by ``text`` (``null`` deletes it): a mutant in place;
@@ -14,7 +15,8 @@ outcome ``pass``, ``fail``, ``no_examples``, ``error`` (import or lookup failed)
 a doctest item also says whether its examples ran the function's own code (``exercised``: a
 profile hook sees its code object called), since a docstring whose examples are all ``+SKIP``
 but an assignment, or that call another name, passes without testing the function; and whether
-the name is bound to a definition in the module's own file (``here``).
+the name is bound to a definition in the module's own file (``here``), and with ``lines``, to
+the one on those lines (``batched = _batched`` under a version switch binds another ``def``).
 Each item runs in a forked child with an alarm and memory/CPU limits, so a mutant that loops or
 eats memory costs its own item only.
 """
@@ -101,8 +103,14 @@ def run_doctest(item: dict[str, Any]) -> Result:
         "exercised": bool(ran) or not codes,  # no code object to watch: not ours to say
         # The name may be bound to a definition of another module (urlutils' OrderedMultiDict is
         # dictutils' class; its fallback copy there never runs): then the doctest tests that one.
-        "here": not codes or any(code.co_filename == module.__file__ for code in codes),
+        "here": not codes or any(_defined_here(code, module, item.get("lines")) for code in codes),
     }
+
+
+def _defined_here(code: Any, module: ModuleType, lines: list[int] | None) -> bool:
+    if code.co_filename != module.__file__:
+        return False
+    return lines is None or lines[0] <= code.co_firstlineno <= lines[1]
 
 
 def code_objects(target: Any) -> set[Any]:

@@ -16,12 +16,14 @@ introspection whose answer differs between the real function and the judge's ref
 (``f.__name__``, ``help(f)``, a ``<function ...>`` repr, the module's ``__file__``); examples that
 read a name only a skipped example bound. Output no run can match (a memory address; a set of
 strings, whose order changes with every process) is not compared, but the example still runs:
-later examples may need what it binds. A docstring that sets process state (a random seed, the
-environment, the working directory) is skipped whole: the judge's process is not the candidate's.
+later examples may need what it binds. An example that sets process state (a random seed, the
+environment, the working directory) is skipped with every example after it, which may depend on
+that state: the judge's process is not the candidate's. The examples before it stay tests.
 So is one none of whose examples exercises the function: at least one must call it, by its name
 or a module alias of it (``parse_td = parse_timedelta``; a method:
-reach it, `guardrail.reach`: ``p.peek()``, the class called for ``__init__``), or ``callable(f)``
-would pass for any code. Names the examples read
+reach it, `guardrail.reach`: ``p.peek()``, the class called for ``__init__``; a module function
+a class installs as a method, ``__delitem__ = _view_delitem``: reach that method, ``del v[0]``),
+or ``callable(f)`` would pass for any code. Names the examples read
 from the function's module (its helpers) are the judge's to resolve.
 """
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 import ast
 import builtins
 import doctest
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -49,8 +52,8 @@ REASONS = {
     "not_an_exception": "it expects an exception that is not an `Exception` (`SystemExit`)",
     "introspection": "it inspects the function or its module (`f.__name__`, `__file__`, `help(f)`)",
     "depends_on_skipped": "it reads a name only a skipped example binds",
-    "process_state": "the docstring sets process state (a random seed, the environment, the"
-    " directory) that the judge's process does not share with the candidate's",
+    "process_state": "it or an earlier example sets process state (a random seed, the"
+    " environment, the directory) that the judge's process does not share with the candidate's",
     "never_calls": "no example of the docstring calls the function",
     "too_many_examples": f"the docstring has more than {MAX_EXAMPLES:,} examples",
     "unencodable": "the docstring's setup holds a lone surrogate (``\\udc80``) no store can hold",
@@ -63,7 +66,8 @@ _PASSING_ONLY = frozenset({"callable", "type", "isinstance", "issubclass", "hasa
 _PROCESS_STATE_CALLS = frozenset({"seed", "chdir", "putenv", "unsetenv", "setlocale", "umask"})
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ADDRESS = re.compile(r" at 0x[0-9A-Fa-f]+")
-_OBJECT_REPR = re.compile(r"<(function|bound method|built-in function|method) ")
+_OBJECT_REPR = re.compile(r"<(function|bound method|built-in function|method) '?([\w.]*)")
+_STABLE_REPRS = frozenset({"built-in function", "method"})  # C code: the same in every process
 
 
 @dataclass(frozen=True)
@@ -116,8 +120,12 @@ class _State:
         )
         self.owner = owner
         self.method = method  # ``peekable.peek`` for a method, else ""
+        # A module function its classes install as a method (``__delitem__ = _view_delitem``)
+        # runs where that method is reached (``del view[0]``).
+        self.installed = _installed(module, entry_point) if module and not method else set()
         self.trees: list[ast.Module] = []  # the examples so far (a method is reached across them)
         self.module = module
+        self.module_names = set(_module_bindings(module)) if module else set()
         self.imported: set[str] = set()
         self.unavailable: set[str] = set()  # names only skipped examples bind
         self.setup: list[str] = []
@@ -125,14 +133,12 @@ class _State:
         self.reasons: Counter[str] = Counter()
         self.called = False  # an example so far calls the function
         self.exercised = False  # ... and one at or after it is compared
-        self.sets_process_state = False
+        self.sets_process_state = False  # an example so far did: it and the rest are skipped
 
     def result(self, examples: int) -> DoctestTests:
         """The tests of the examples taken, or none with the reason (see the module)."""
         kept = len(self.tests) + len(self.setup)
         setup = "\n".join(self.setup)
-        if self.sets_process_state:
-            return DoctestTests(reasons={"process_state": examples})
         if _SURROGATE.search(setup):  # tests are reprs (escaped); setup is the examples' own text
             return DoctestTests(reasons={"unencodable": examples})
         if kept and not self.exercised:
@@ -150,6 +156,9 @@ class _State:
             self.reasons["does_not_compile"] += 1
             return
         self.sets_process_state |= _sets_process_state(tree)
+        if self.sets_process_state:
+            self.reasons["process_state"] += 1
+            return
         reason = self._reason_to_skip(example, tree)
         if reason is not None:
             self.reasons[reason] += 1
@@ -170,7 +179,7 @@ class _State:
             return "skip_directive"
         if _names(tree) & self.unavailable:
             return "depends_on_skipped"
-        if self._introspects(tree) or _OBJECT_REPR.search(example.want):
+        if self._introspects(tree) or self._shows_own_object(example.want):
             return "introspection"
         if example.exc_msg is not None:
             name = example.exc_msg.partition(":")[0].strip().rpartition(".")[2]
@@ -178,6 +187,19 @@ class _State:
             if isinstance(kind, type) and not issubclass(kind, Exception):
                 return "not_an_exception"  # the judge leaves these to propagate, unjudged
         return None
+
+    def _shows_own_object(self, want: str) -> bool:
+        """An expected ``<function f ...>`` or ``<bound method ...>``: the judge's reference to
+        the module's code shows otherwise. C code (``<built-in function neg>``, ``<method 'lower'
+        of 'str' objects>``) shows the same in every process unless the module binds that name
+        itself (its function, or a C version it imports in its place), which without the
+        module's tree is assumed."""
+        for kind, name in _OBJECT_REPR.findall(want):
+            if kind not in _STABLE_REPRS or self.module is None:
+                return True
+            if name.rpartition(".")[2] in self.names | {self.owner} | self.module_names:
+                return True
+        return False
 
     def _introspects(self, tree: ast.Module) -> bool:
         """``f.__doc__``, ``module.__name__``, ``help(f)``: the judge's reference to a function
@@ -200,10 +222,12 @@ class _State:
         """Whether the example runs the function: calls it, decorates with it or hands it to a
         call (``callable(f)`` or ``f.__name__`` run nothing); a method: the examples so far reach
         it (`guardrail.reach`: ``p.peek()``, the class called for ``__init__``...)."""
+        self.trees.append(tree)
         if self.method:
-            self.trees.append(tree)
             return method_reached(self.trees, self.method, self.module)
-        return any(self._runs(node) for node in ast.walk(tree))
+        return any(self._runs(node) for node in ast.walk(tree)) or any(
+            method_reached(self.trees, installed, self.module) for installed in self.installed
+        )
 
     def _runs(self, node: ast.AST) -> bool:
         names = self.names
@@ -295,8 +319,36 @@ def _aliases(module: ast.Module, name: str) -> set[str]:
         for target in node.targets
         if isinstance(target, ast.Name)
     }
-    bindings = Counter(_bindings(module)) if found else Counter[str]()
+    bindings = _module_bindings(module) if found else Counter[str]()
     return {alias for alias in found if bindings[alias] == 1}
+
+
+def _installed(module: ast.Module, name: str) -> set[str]:
+    """``Class.attribute`` for each top-level class body binding an attribute to the module
+    function ``name`` (``__delitem__ = _view_delitem``), when the module binds ``name`` once."""
+    installed = _class_installs(module).get(name, set())
+    return set(installed) if installed and _module_bindings(module)[name] == 1 else set()
+
+
+@functools.lru_cache(maxsize=4)
+def _class_installs(module: ast.Module) -> dict[str, set[str]]:
+    """Name -> ``Class.attribute`` of each class body assignment ``attribute = name`` (a
+    module's docstrings are read one after another: computed once per module)."""
+    found: dict[str, set[str]] = {}
+    classes = [node for node in module.body if isinstance(node, ast.ClassDef)]
+    for cls in classes:
+        for statement in cls.body:
+            if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name):
+                for target in statement.targets:
+                    if isinstance(target, ast.Name):
+                        found.setdefault(statement.value.id, set()).add(f"{cls.name}.{target.id}")
+    return found
+
+
+@functools.lru_cache(maxsize=4)
+def _module_bindings(module: ast.Module) -> Counter[str]:
+    """How many places of the module bind each name (once per module, as above)."""
+    return Counter(_bindings(module))
 
 
 def _called_name(node: ast.AST) -> str:
