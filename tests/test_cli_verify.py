@@ -101,7 +101,8 @@ def test_sandbox_check_proves_the_hardening(sandbox_runtime: str) -> None:
     assert report["image_id"].startswith("sha256:")
     assert report["runtime"] == sandbox_runtime
     names = {check["name"]: check["ok"] for check in report["checks"]}
-    assert len(names) == 39 and names[f"container: runtime {sandbox_runtime}"], names
+    assert len(names) == 43 and names[f"container: runtime {sandbox_runtime}"], names
+    assert sum(name.startswith("context: ") for name in names) == 4
     assert {name for name, ok in names.items() if not ok} == KNOWN_GAPS[sandbox_runtime]
     assert result.exit_code == (3 if KNOWN_GAPS[sandbox_runtime] else 0), result.output
 

@@ -8,6 +8,8 @@ container's own configuration is read back from the engine as a second, independ
 One property is a statement the judge runs on itself (`NO_FOREIGN_CODE`): the judge is forked
 from PID 1 for the job, so it shows what PID 1 had loaded too; nothing from the image's packages
 (``site``, ``.pth`` files, ``sitecustomize``) may be among it, on any image, a user's own too.
+Then hostile modules of an indexed tree try to have a wrong retrieved text verified
+(`guardrail.sandbox.doctor_context`).
 
 Under gVisor (runsc) a few probes look at what its kernel shows differently; their expectations
 are runtime-aware and never weaker: each still proves the property it is named after.
@@ -22,6 +24,7 @@ from pydantic import BaseModel
 from guardrail.errors import InputError, SandboxError
 from guardrail.sandbox.base import Job
 from guardrail.sandbox.docker import LABEL, DockerSandbox
+from guardrail.sandbox.doctor_context import module_context_checks
 from guardrail.spec import Spec
 from guardrail.verdict import TestOutcome, Verdict
 
@@ -374,6 +377,10 @@ def check_sandbox(sandbox: DockerSandbox) -> DoctorReport:
         )
     )
     checks += _checks(LEFTOVER_PROPERTIES, leftovers)
+    checks += [
+        Check(name=f"context: {name}", ok=held, detail=detail)
+        for name, held, detail in module_context_checks(sandbox)
+    ]
     checks.extend(_container_checks(sandbox.inspect_live_container(), sandbox.runtime_name))
     return DoctorReport(
         engine=version,
