@@ -68,6 +68,7 @@ CONTEXT_BYTES = 3 << 20
 
 _MAX_MODULE_BYTES = CONTEXT_BYTES  # one file over the whole budget is never read whole
 _SCRIPT_PREFIX = "_guardrail_script_"
+_MAX_WITHHELD = 200  # names of withheld modules a payload lists
 
 
 class MissingContextError(GuardrailError):
@@ -236,7 +237,7 @@ def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
     target = {"file": context.file, "package": context.package, "source": placed.source}
     budget.take(target, required=True)
     modules[context.module] = target
-    _add_reachable(root, modules, budget)
+    withheld = _add_reachable(root, modules, budget)
     judged = None
     if placed.lines and context.qualified_name:
         judged = {"name": context.qualified_name, "lines": [list(r) for r in placed.lines]}
@@ -244,6 +245,8 @@ def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
     distributions = tree_distributions(context.root, top)  # for importlib.metadata
     if distributions:
         payload["distributions"] = distributions
+    if withheld:
+        payload["withheld"] = withheld[:_MAX_WITHHELD]
     return payload
 
 
@@ -273,10 +276,16 @@ class _Budget:
         return True
 
 
-def _add_reachable(root: Path, modules: dict[str, dict[str, Any]], budget: _Budget) -> None:
-    """Breadth-first over imports from the shipped modules; each found module's packages too."""
+def _add_reachable(root: Path, modules: dict[str, dict[str, Any]], budget: _Budget) -> list[str]:
+    """Breadth-first over imports from the shipped modules; each found module's packages too.
+
+    Returns the modules withheld: in the tree, reached by an import, but not shipped (refused by
+    `guardrail.tree`: a link, a FIFO, too large; or over the budget). An import of one of them
+    in the sandbox says so (``missing_context``), rather than failing the code that made it.
+    """
     queue = deque(modules)
     seen = set(modules)
+    withheld: list[str] = []
     while queue:
         name = queue.popleft()
         entry = modules.get(name)
@@ -291,6 +300,18 @@ def _add_reachable(root: Path, modules: dict[str, dict[str, Any]], budget: _Budg
                 if found is not None and budget.take(found):
                     modules[candidate] = found
                     queue.append(candidate)
+                elif found is not None or _in_tree(root, candidate):
+                    withheld.append(candidate)
+    return withheld
+
+
+def _in_tree(root: Path, name: str) -> bool:
+    """Whether the tree has something (a file, a link, a FIFO...) under module ``name``'s path."""
+    folder = PurePosixPath(*name.split("."))
+    return any(
+        entry_kind(root, path) is not None
+        for path in (folder, folder.with_suffix(".py"), folder / "__init__.py")
+    )
 
 
 def _imports_of(name: str, entry: Mapping[str, Any]) -> list[str]:

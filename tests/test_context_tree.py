@@ -17,6 +17,7 @@ from guardrail.context import (
 )
 from guardrail.gate import Gate
 from guardrail.spec import Spec
+from guardrail.verdict import Reason, Status
 
 FIXTURE = Path(__file__).parent / "snippets" / "context"
 
@@ -40,6 +41,7 @@ def test_links_out_of_the_root_are_never_read_into_the_context(hostile_tree: Pat
     payload = build_job_context(LEAK, context)
     assert not _host_text_in(payload)
     assert set(payload["modules"]) == {"treepkg", "treepkg.leaks"}  # no secret, no linked.mod
+    assert {"treepkg.secret", "treepkg.linked"} <= set(payload["withheld"])  # and said so
 
 
 @pytest.mark.parametrize(
@@ -102,6 +104,22 @@ def test_a_module_printing_what_was_shipped_never_shows_a_host_file(
     (verdict,) = gate.verify(
         [LEAK], spec, metadata=[meta(hostile_tree, "treepkg/leaks.py", "leak")]
     )
-    assert not verdict.verified
+    # Its import of the planted link is no fault of the code: the module was withheld.
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.MISSING_CONTEXT)
+    assert "'treepkg.secret' of the candidate's package" in verdict.tests[0].detail
     assert "treepkg/leaks.py" in verdict.model_dump_json()  # it did print what was shipped
     assert not _host_text_in(verdict.model_dump(mode="json"))
+
+
+@pytest.mark.docker
+def test_only_modules_the_host_withheld_excuse_an_import_error(
+    gate: Gate, hostile_tree: Path
+) -> None:
+    """The candidate cannot name its own excuse: an ImportError for a module the host did not
+    withhold is the code's failure, as it would be in the package."""
+    spec = Spec.build(["assert leak() == 'sealed'"], "leak")
+    made_up = "def leak():\n    raise ImportError('gone', name='treepkg.elsewhere')\n"
+    (verdict,) = gate.verify(
+        [made_up], spec, metadata=[meta(hostile_tree, "treepkg/leaks.py", "leak")]
+    )
+    assert (verdict.status, verdict.reason) == (Status.FAILED, Reason.TESTS_FAILED)

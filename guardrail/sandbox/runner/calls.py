@@ -65,6 +65,7 @@ class Calls:
         self.fault: str | None = None  # sticky kind: once set, every later test reports it
         self.last_fault: tuple[str, str] | None = None  # (kind, detail) of the latest in a test
         self.has_context = False
+        self.withheld: frozenset[str] = frozenset()  # the context's modules left in the tree
         self.mine = JudgeObjects()
         self.handles: dict[int, Any] = {}  # handle id -> its stand-in (one per candidate object)
         self.modules: dict[str, Any] = {}  # remote modules by name

@@ -84,6 +84,10 @@ class Judge(Calls):
             )
         context = job.get("context")
         self.has_context = bool(context)
+        withheld = context.get("withheld") if isinstance(context, dict) else None
+        self.withheld = (
+            frozenset(n for n in withheld if type(n) is str) if withheld else frozenset()
+        )
         if not hello.get("loaded"):
             return self._refused(hello)
         judged, problem = _retrieved_at_load(context, hello.get("retrieved"))

@@ -37,6 +37,10 @@ if TYPE_CHECKING:
     from importlib.abc import Loader
 
 CANDIDATE_MODULE = "__candidate__"
+WITHHELD = (
+    "module {!r} of the candidate's package is in the indexed tree but was not shipped with it"
+    " (a link, not a regular file, or over a size cap)"
+)
 
 
 class LoadRefused(Exception):
@@ -56,14 +60,20 @@ class ShippedModules:
     would load some 20 modules into the process) of the context's modules, from their sources.
     """
 
-    def __init__(self, modules: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, modules: dict[str, dict[str, Any]], withheld: Any = ()) -> None:
         self.modules = modules
         self.compiled: dict[str, CodeType] = {}  # a module's code compiled before the import
+        # In the tree but not shipped (a link, a FIFO, too large: `guardrail.context`).
+        self.withheld = frozenset(n for n in withheld if type(n) is str) if withheld else set()
 
     def find_spec(
         self, fullname: str, path: object = None, target: object = None
     ) -> ModuleSpec | None:
         entry = self.modules.get(fullname)
+        if entry is None and fullname in self.withheld:
+            # An ImportError, not ModuleNotFoundError, so that ``from . import x`` reports it
+            # as it is rather than as "cannot import name"; the judge reads it by its name.
+            raise ImportError(WITHHELD.format(fullname), name=fullname)
         if entry is None:
             return None
         package = bool(entry.get("package"))
@@ -122,7 +132,7 @@ def load(job: dict[str, Any]) -> Loaded:
         raise refused("MissingContext", f"module {shadowed[0]!r} is loaded already")
     judged = context.get("judged")
     checks = None
-    finder = ShippedModules(modules)
+    finder = ShippedModules(modules, context.get("withheld"))
     if isinstance(judged, dict):  # compiled here, before any code of the package runs
         try:
             code = compiled(modules[target])

@@ -93,6 +93,9 @@ def raised(self: Calls, reply: dict[str, Any]) -> BaseException | None:
     facility = refused_facility(raised)
     if facility is not None:
         self.fail("refused_facility", refused_detail(facility, message), sticky=False)
+    if kind in ("ImportError", "ModuleNotFoundError") and raised.get("name") in self.withheld:
+        detail = f"the candidate imports a module of its package that was not shipped: {message}"
+        self.fail("missing_context", detail, sticky=False)
     if kind == "ModuleNotFoundError":
         self.fail(
             "missing_dependency",
