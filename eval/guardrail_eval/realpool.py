@@ -9,7 +9,9 @@ source files of its module contexts in ``DIR/context/``, see `guardrail_eval.poo
 2. each function with doctest tests and a docstring summary line is a candidate query; its
    canonical (the function as indexed) is judged by the Gate inside its module, in the copy,
    against its own doctests: only a verified one becomes a query (the summary line is the query,
-   the examples its ``test_suite``, the docstring's imports its ``test_setup``);
+   the examples its ``test_suite``, the docstring's imports its ``test_setup``); its visible
+   units (`guardrail_eval.units`) are judged the same way, each on its own, and only those the
+   canonical passes are kept as its ``test_units`` (a query with none left is excluded);
 3. single-line mutants of each query's canonical (`guardrail_eval.mutations`) are judged in
    the same module context: those that pass at least one example and fail another are its
    paired distractors (a query needs ``min_distractors`` of them);
@@ -38,7 +40,7 @@ from pydantic import ValidationError
 from guardrail.gate import Gate
 from guardrail.precheck import size_problem
 from guardrail.sandbox.shipping import RUNNER_VERSION
-from guardrail.spec import spec_size_problem
+from guardrail.spec import Spec, spec_size_problem
 from guardrail.verdict import Verdict
 from guardrail_eval.build import (
     BUILDER_VERSION,
@@ -55,6 +57,7 @@ from guardrail_eval.pool import CorpusEntry, Pool, Query, check_pool
 from guardrail_eval.poolcontext import CONTEXT_DIR
 from guardrail_eval.pools import TaskSource
 from guardrail_eval.realtree import IndexedFunction, indexed_functions, stage_tree
+from guardrail_eval.units import suite_units
 
 __all__ = ["GENERATOR", "NATURAL", "build_real_pool", "summary_line"]
 
@@ -151,11 +154,14 @@ class _Builder:
         self.min_distractors = min_distractors
         self.excluded: list[ExcludedTask] = []
         self.tasks = self._tasks()
+        self.units: dict[str, list[list[int]]] = {}
 
     def run(
         self, gate: Gate, on_task: Callable[[int, int], None] | None
     ) -> tuple[Pool, BuildReport]:
         verified = self._verified(gate)
+        self.units = self._passing_units(gate, verified)
+        verified = [task for task in verified if self.units[task.id]]
         mutants, mutation = mutate_tasks(
             verified,
             gate,
@@ -255,6 +261,29 @@ class _Builder:
                     self.excluded.append(ExcludedTask(task_id=task.id, reason=reason))
         return verified
 
+    def _passing_units(self, gate: Gate, verified: list[TaskSource]) -> dict[str, list[list[int]]]:
+        """Each verified task's units that its canonical passes on their own."""
+        jobs = [(task, unit) for task in verified for unit in suite_units(task.tests)]
+        passing: dict[str, list[list[int]]] = {task.id: [] for task in verified}
+        for start in range(0, len(jobs), _CHUNK):
+            chunk = jobs[start : start + _CHUNK]
+            verdicts = gate.verify(
+                [task.code for task, _ in chunk],
+                [
+                    Spec.build([task.tests[i] for i in unit], task.entry_point, task.setup)
+                    for task, unit in chunk
+                ],
+                metadata=[task.metadata for task, _ in chunk],
+            )
+            for (task, unit), verdict in zip(chunk, verdicts, strict=True):
+                if verdict.verified:
+                    passing[task.id].append(list(unit))
+        for task in verified:
+            if not passing[task.id]:
+                reason = "canonical passes none of its visible units on their own"
+                self.excluded.append(ExcludedTask(task_id=task.id, reason=reason))
+        return passing
+
     def _why_none(self) -> str:
         reasons = sorted({task.reason for task in self.excluded})
         return "; ".join(reasons[:3]) or "no function has doctest examples that call it"
@@ -321,6 +350,7 @@ class _Builder:
                     },
                     entry_point=task.entry_point,
                     test_setup=task.setup,
+                    test_units=self.units[key],
                 )
             )
         pool = Pool(name=self.name, corpus=corpus, queries=queries, distractor_metadata=rows)

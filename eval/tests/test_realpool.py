@@ -175,6 +175,42 @@ def test_the_eval_judges_a_real_pool_in_module_context(
     assert all(o.items and o.items[0].passes_all_tests for o in upper_bound.outcomes)
 
 
+TALLY = '''\
+"""A running total kept in module state: its examples depend on each other unseen."""
+
+_seen = []
+
+
+def tally(x):
+    """Add *x* to the running total and return it, never below 0.
+
+    >>> tally(2)
+    2
+    >>> tally(3)
+    5
+    >>> tally(-5)
+    0
+    """
+    _seen.append(x)
+    return max(sum(_seen), 0)
+'''
+
+
+@pytest.mark.docker
+def test_the_pool_keeps_only_the_visible_units_its_canonical_passes_alone(
+    gate: Gate, tmp_path: Path
+) -> None:
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "tally.py").write_text(TALLY)
+    build_real_pool([root], gate, tmp_path / "pool")
+    (query,) = load_pool(tmp_path / "pool").queries
+    # Alone, tally(3) answers 3: only the first and the last example are draws the correct
+    # function passes, and only they are stored.
+    assert query.test_units == [[0], [2]]
+    assert len(query.test_suite) == 3 and query.paired_distractor_corpus_ids
+
+
 @pytest.mark.docker
 def test_the_same_tree_and_seed_give_byte_identical_files(
     tree: Path, gate: Gate, tmp_path: Path
