@@ -19,8 +19,12 @@ source files of its module contexts in ``DIR/context/``, see `guardrail_eval.poo
    other is ``incorrect`` with bug type ``natural`` (a real near-clone or unrelated function of
    the codebase; whether it passes a query's tests is decided by running it, as for any entry).
 
-Ids are stable: a function's corpus id is ``module:qualified_name``, its query ``q:`` and that
-key, a mutant ``key~bug_type`` (``-2`` on a second of one type). The same trees and seed give
+Corpus ids are opaque (`opaque_id`: ``r_`` and 16 hex digits of a hash of the seed and the
+function's key ``module:qualified_name``, a mutant's of its text too), and the corpus and each
+query's paired distractors are in id order: neither an id's shape nor its order tells a canonical
+from its mutants or a natural function (``distractor_metadata.jsonl`` and the labels say which
+is which; what a retriever is handed never does). A query's id is ``q:`` and its function's key.
+The same trees and seed give
 byte-identical ``corpus.jsonl``, ``queries.jsonl``, ``distractor_metadata.jsonl`` and
 ``context/`` (``build_report.json`` holds timings and provenance). Faults are re-run as in every
 build (`guardrail_eval.faults`); a pool with faults left is written with ``clean: false``.
@@ -28,6 +32,7 @@ build (`guardrail_eval.faults`); a pool with faults left is written with ``clean
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import tempfile
 import time
@@ -59,7 +64,7 @@ from guardrail_eval.pools import TaskSource
 from guardrail_eval.realtree import IndexedFunction, indexed_functions, stage_tree
 from guardrail_eval.units import suite_units
 
-__all__ = ["GENERATOR", "NATURAL", "build_real_pool", "summary_line"]
+__all__ = ["GENERATOR", "NATURAL", "build_real_pool", "opaque_id", "summary_line"]
 
 GENERATOR = "guardrail-eval real-code builder"
 NATURAL = "natural"
@@ -67,6 +72,13 @@ NATURAL = "natural"
 
 _CHUNK = 64  # canonicals per gate call
 _MAX_QUERY_CHARS = 300
+
+
+def opaque_id(seed: int, key: str, code: str = "") -> str:
+    """A corpus id that says nothing of what the entry is: a salted hash of its key (and, for a
+    mutant, its ``code``); stable for the same seed, key and text."""
+    digest = hashlib.sha256(f"{seed}\0{key}\0{code}".encode()).hexdigest()
+    return f"r_{digest[:16]}"
 
 
 def summary_line(docstring: str) -> str | None:
@@ -293,40 +305,51 @@ class _Builder:
         queries: list[Query] = []
         rows: list[dict[str, Any]] = []
         tasks = {task.id: task for task in self.tasks}
+
+        def add(key: str, entry: dict[str, Any], code: str = "") -> str:
+            corpus_id = opaque_id(self.seed, key, code)
+            if corpus_id in corpus:
+                raise PoolBuildError(f"two corpus entries hash to {corpus_id}: change --seed")
+            corpus[corpus_id] = CorpusEntry(corpus_id=corpus_id, **entry)
+            return corpus_id
+
         for function in self.functions:
             key, context = function.key, function.context
             if size_problem(function.snippet.code) is not None:
                 continue  # over the sandbox's limit: it could never be judged
             canonical = key in kept
-            corpus[key] = CorpusEntry(
-                corpus_id=key,
-                code=function.snippet.code,
-                label="correct" if canonical else "incorrect",
-                bug_type=None if canonical else NATURAL,
-                source_entry_id=context.module,
-                context=context,
+            canonical_id = add(
+                key,
+                {
+                    "code": function.snippet.code,
+                    "label": "correct" if canonical else "incorrect",
+                    "bug_type": None if canonical else NATURAL,
+                    "source_entry_id": context.module,
+                    "context": context,
+                },
             )
             if not canonical:
                 continue
             query_id = f"q:{key}"
             distractors: list[str] = []
-            for number, mutant in enumerate(kept[key]):
-                same = sum(1 for m in kept[key][:number] if m.bug_type is mutant.bug_type)
-                corpus_id = f"{key}~{mutant.bug_type.value}" + (f"-{same + 1}" if same else "")
-                corpus[corpus_id] = CorpusEntry(
-                    corpus_id=corpus_id,
-                    code=mutant.code,
-                    label="incorrect",
-                    bug_type=mutant.bug_type.value,
-                    source_entry_id=context.module,
-                    context=context,
+            for mutant in kept[key]:
+                corpus_id = add(
+                    key,
+                    {
+                        "code": mutant.code,
+                        "label": "incorrect",
+                        "bug_type": mutant.bug_type.value,
+                        "source_entry_id": context.module,
+                        "context": context,
+                    },
+                    mutant.code,
                 )
                 distractors.append(corpus_id)
                 rows.append(
                     {
                         "corpus_id": corpus_id,
                         "query_id": query_id,
-                        "canonical_corpus_id": key,
+                        "canonical_corpus_id": canonical_id,
                         "task_id": key,
                         "bug_type": mutant.bug_type.value,
                         "edit": mutant.description,
@@ -339,8 +362,8 @@ class _Builder:
                     query_id=query_id,
                     query=task.query,
                     test_suite=list(task.tests),
-                    correct_corpus_ids=[key],
-                    paired_distractor_corpus_ids=distractors,
+                    correct_corpus_ids=[canonical_id],
+                    paired_distractor_corpus_ids=sorted(distractors),
                     entry_id=context.module,
                     metadata={
                         "generator": GENERATOR,
@@ -353,7 +376,9 @@ class _Builder:
                     test_units=self.units[key],
                 )
             )
-        pool = Pool(name=self.name, corpus=corpus, queries=queries, distractor_metadata=rows)
+        ordered = {cid: corpus[cid] for cid in sorted(corpus)}
+        rows.sort(key=lambda row: (row["query_id"], row["corpus_id"]))
+        pool = Pool(name=self.name, corpus=ordered, queries=queries, distractor_metadata=rows)
         check_pool(pool)
         return pool
 
