@@ -5,7 +5,9 @@ source files of its module contexts in ``DIR/context/``, see `guardrail_eval.poo
 
 1. the trees' Python files are copied into the pool's context folder (`realtree.stage_tree`) and
    split as ``guardrail index`` splits them: every function and method is a snippet, and its
-   doctest examples (`guardrail.index.doctests`) its tests;
+   doctest examples (`guardrail.index.doctests`) its tests; then every docstring's examples
+   are removed from the copy and from every snippet's text (`guardrail_eval.stripping`): the
+   hidden tests are in ``queries.jsonl`` only, never readable from a candidate or its module;
 2. each function with doctest tests and a docstring summary line is a candidate query; its
    canonical (the function as indexed) is judged by the Gate inside its module, in the copy,
    against its own doctests: only a verified one becomes a query (the summary line is the query,
@@ -62,6 +64,7 @@ from guardrail_eval.pool import CorpusEntry, Pool, Query, check_pool
 from guardrail_eval.poolcontext import CONTEXT_DIR
 from guardrail_eval.pools import TaskSource
 from guardrail_eval.realtree import IndexedFunction, indexed_functions, stage_tree
+from guardrail_eval.stripping import stripped_functions
 from guardrail_eval.units import suite_units
 
 __all__ = ["GENERATOR", "NATURAL", "build_real_pool", "opaque_id", "summary_line"]
@@ -119,7 +122,7 @@ def build_real_pool(
     try:
         context = staging / CONTEXT_DIR
         staged = stage_tree(sources, context)
-        functions = indexed_functions(context)
+        functions = stripped_functions(context, indexed_functions(context))
         retrying = RetryingSandbox.around(gate.sandbox)
         try:
             own = Gate(retrying, cache=gate.cache if gate.cache is not None else False)

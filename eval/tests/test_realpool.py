@@ -25,6 +25,7 @@ from guardrail_eval.pool import load_pool
 from guardrail_eval.poolcontext import candidate_metadata
 from guardrail_eval.realpool import NATURAL, build_real_pool, opaque_id, summary_line
 from guardrail_eval.runner import EvalSettings, run_eval
+from guardrail_eval.stripping import strip_examples
 from guardrail_eval.systems import BM25System
 
 runner = CliRunner()
@@ -128,7 +129,10 @@ def test_a_tree_becomes_queries_verified_mutants_and_shipped_context(
     context = out / "context"
     shipped = sorted(p.relative_to(context).as_posix() for p in context.rglob("*"))
     assert shipped == ["minipkg", "minipkg/__init__.py", "minipkg/ops.py"]
-    assert (out / "context" / "minipkg" / "ops.py").read_text() == OPS
+    # ... with the docstrings' examples (the hidden tests) removed, there and from every snippet.
+    assert (out / "context" / "minipkg" / "ops.py").read_text() == strip_examples(OPS)
+    assert ">>>" not in strip_examples(OPS) and "Clamp *value* into" in strip_examples(OPS)
+    assert not [cid for cid, entry in loaded.corpus.items() if ">>>" in entry.code]
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left behind
 
     # Judged again from the written pool, in module context: canonicals pass their whole suite,
