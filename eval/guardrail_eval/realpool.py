@@ -56,6 +56,7 @@ from guardrail_eval.build import (
     ExcludedTask,
     PoolBuildError,
     task_faults,
+    with_shortcuts,
     write_built_pool,
 )
 from guardrail_eval.faults import RetryingSandbox, fault_reason
@@ -143,6 +144,7 @@ def build_real_pool(
             }
         )
         _replace_dir(context, out / CONTEXT_DIR)
+        report = with_shortcuts(report, pool, out)
         write_built_pool(pool, report, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

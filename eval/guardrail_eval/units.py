@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 
-__all__ = ["suite_units"]
+__all__ = ["doctest_source", "suite_units"]
 
 _DOCTEST_CALL = "__doctest_example__"
 
@@ -71,6 +71,14 @@ def _names(test: str) -> tuple[frozenset[str], frozenset[str]] | None:
         elif isinstance(node, ast.alias):
             binds.add((node.asname or node.name).split(".")[0])
     return frozenset(reads), frozenset(binds)
+
+
+def doctest_source(test: str) -> str | None:
+    """The example's source when ``test`` is ``__doctest_example__('source', ...)``, else None."""
+    try:
+        return _doctest_source(ast.parse(test))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _doctest_source(tree: ast.Module) -> str | None:

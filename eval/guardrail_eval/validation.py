@@ -127,6 +127,9 @@ class ValidationFault(BaseModel, frozen=True):
     query_id: str
     corpus_id: str
     reason: str
+    unit: tuple[int, ...] | None = Field(
+        default=None, description="the visible unit the canonical ran alone (None: the suite)"
+    )
 
 
 class ValidationSummary(BaseModel):
@@ -267,7 +270,7 @@ def validate_pool(
         reason = fault_reason(verdict)
         if reason is not None:
             validation.faults.append(
-                ValidationFault(query_id=query.query_id, corpus_id=cid, reason=reason)
+                ValidationFault(query_id=query.query_id, corpus_id=cid, reason=reason, unit=unit)
             )
             continue
         detail = _contradiction(role, verdict)

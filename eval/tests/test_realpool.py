@@ -122,6 +122,12 @@ def test_a_tree_becomes_queries_verified_mutants_and_shipped_context(
             assert pool.corpus[cid].bug_type not in (None, NATURAL)
             assert pool.corpus[cid].context == pool.canonical(query).context
     assert report.clean is True and report.queries == 2
+    # The shortcut baselines over each family are recorded: with opaque ids and the examples
+    # removed, the id's shape and the docstring are worth chance, no more.
+    assert report.shortcuts is not None and report.shortcuts.n_queries == 2
+    chance = sum(1 / (1 + len(q.paired_distractor_corpus_ids)) for q in pool.queries) / 2
+    assert report.shortcuts.exec_at_1["id-shape"] == pytest.approx(chance, abs=1e-4)
+    assert report.shortcuts.exec_at_1["docstring"] == pytest.approx(chance, abs=1e-4)
 
     # The files are what the loader reads, and the context is a byte copy of the tree.
     loaded = load_pool(out)
