@@ -7,8 +7,9 @@ what a pool might leak through how it was made:
 | picker | hands over |
 | --- | --- |
 | ``structural-centre`` | the centre of the top candidate's near-clones (`.structural`) |
-| ``verbatim-in-context`` | the candidates whose text is verbatim in their shipped module file |
+| ``verbatim-in-context`` | the candidates whose text (indentation aside) is in their module |
 | ``name-match`` | the candidates defining the query's entry point by name |
+| ``name-then-verbatim`` | of those, the ones verbatim in their module (text found in the files) |
 | ``id-shape`` | the candidates whose id has the rarest shape (its marks: ``~``, ``:``, ``-``) |
 | ``lowest-id`` | the candidate with the lowest id |
 | ``shortest`` / ``longest`` | the candidate(s) with the fewest / most characters |
@@ -27,6 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
@@ -66,8 +68,19 @@ def _structural(_: Query, candidates: Sequence[Candidate]) -> list[int]:
     return structural_order([c.code for c in candidates])[:1]
 
 
+@lru_cache(maxsize=256)
+def _flat(text: str) -> str:
+    """``text`` with every line's indentation dropped: a method's dedented snippet is found in
+    its class too."""
+    return "\n".join(line.strip() for line in text.splitlines())
+
+
 def _verbatim(_: Query, candidates: Sequence[Candidate]) -> list[int]:
-    found = [i for i, c in enumerate(candidates) if c.module_text and c.code in c.module_text]
+    found = [
+        i
+        for i, c in enumerate(candidates)
+        if c.module_text and _flat(c.code) in _flat(c.module_text)
+    ]
     return found or _all(candidates)
 
 
@@ -78,6 +91,12 @@ def _name(query: Query, candidates: Sequence[Candidate]) -> list[int]:
         if (match := _DEF.search(c.code)) and match[1] == query.entry_point
     ]
     return found or _all(candidates)
+
+
+def _name_then_verbatim(query: Query, candidates: Sequence[Candidate]) -> list[int]:
+    named = _name(query, candidates)
+    found = _verbatim(query, [candidates[i] for i in named])
+    return [named[i] for i in found]
 
 
 def _id_shape(_: Query, candidates: Sequence[Candidate]) -> list[int]:
@@ -101,6 +120,7 @@ PICKERS: Mapping[str, Picker] = {
     "structural-centre": _structural,
     "verbatim-in-context": _verbatim,
     "name-match": _name,
+    "name-then-verbatim": _name_then_verbatim,
     "id-shape": _id_shape,
     "lowest-id": _lowest_id,
     "shortest": lambda _, candidates: _best(candidates, lambda c: -len(c.code)),

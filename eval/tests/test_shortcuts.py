@@ -47,6 +47,10 @@ def test_each_picker_takes_what_its_leak_points_at() -> None:
     assert _picked("docstring", candidates) == ["c_0001"]  # holds the test's source
     plain = [Candidate("a", CANONICAL, True, module), *candidates[:1], *candidates[2:]]
     assert [plain[i].corpus_id for i in PICKERS["verbatim-in-context"](_query(), plain)] == ["a"]
+    # A natural function is verbatim in its module too: the name narrows it to the family first.
+    natural = [Candidate("z", OTHER, False, OTHER), *plain]
+    assert PICKERS["verbatim-in-context"](_query(), natural) == [0, 1]
+    assert PICKERS["name-then-verbatim"](_query(), natural) == [1]
     # Among its near-clones, the canonical is the centre.
     family = [Candidate("m", MUTANT, False), Candidate("k", CANONICAL, True)]
     family.append(Candidate("n", CANONICAL.replace("max(lo", "min(lo"), False))
