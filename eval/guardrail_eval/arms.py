@@ -7,7 +7,7 @@ Arm names (also the results files' names, ``results/<arm>.json``):
 | ``<system>`` | the retriever alone (ungated) |
 | ``<system>+structural`` | a picker that never runs code (`guardrail_eval.structural`) |
 | ``<system>+upper-bound`` | the gate seeing every test (the ground truth's own tests): a ceiling |
-| ``<system>+visible<N>`` | the gate seeing N random tests per query (several seeded draws) |
+| ``<system>+visible<N>`` | the gate seeing N random visible units per query (seeded draws) |
 | ``<system>+visible<N>+ask<Q>`` | the same gate allowed up to Q questions, answered by an oracle |
 
 An arm with several draws holds one outcome per (draw, query), draw-major: its metrics are the

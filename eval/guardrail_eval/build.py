@@ -39,7 +39,9 @@ from guardrail_eval.pool import (
     check_pool,
     write_pool,
 )
+from guardrail_eval.poolcontext import CONTEXT_DIR
 from guardrail_eval.pools import TaskSource
+from guardrail_eval.shortcuts import ShortcutBaselines, family_baselines
 
 __all__ = [
     "BUILDER_VERSION",
@@ -55,6 +57,7 @@ __all__ = [
     "describe_faults",
     "read_build_report",
     "task_faults",
+    "with_shortcuts",
     "write_built_pool",
 ]
 
@@ -116,6 +119,10 @@ class BuildReport(BaseModel):
     notes: list[str] = Field(default_factory=list, description="source-specific remarks")
     mutation: MutationReport
     duration_s: float
+    shortcuts: ShortcutBaselines | None = Field(
+        default=None,
+        description="pickers that run nothing, over each query's family (`.shortcuts`)",
+    )
 
     def render_json(self) -> str:
         return self.model_dump_json(indent=2) + "\n"
@@ -234,10 +241,32 @@ def task_faults(tasks: Sequence[TaskSource], retrying: RetryingSandbox) -> list[
 
 
 def write_built_pool(pool: Pool, report: BuildReport, out_dir: Path) -> Path:
-    """Write the pool under ``out_dir/data/`` (atomically) with ``build_report.json``; return it."""
+    """Write the pool under ``out_dir/data/`` (atomically) with ``build_report.json``; return it.
+
+    A report without shortcut baselines gets them first (`with_shortcuts`).
+    """
+    if report.shortcuts is None:
+        report = with_shortcuts(report, pool, out_dir)
     folder = write_pool(pool, out_dir)
     write_text_atomically({folder / REPORT_FILE: report.render_json()})
     return folder
+
+
+def with_shortcuts(report: BuildReport, pool: Pool, out_dir: Path) -> BuildReport:
+    """``report`` with the shortcut baselines over each query's family, the module text read
+    from ``out_dir/context/`` (written before this, for a pool of real code)."""
+    texts: dict[str, str | None] = {}
+
+    def module_text(corpus_id: str) -> str | None:
+        context = pool.corpus[corpus_id].context
+        if context is None:
+            return None
+        if context.file not in texts:
+            path = out_dir / CONTEXT_DIR / context.file
+            texts[context.file] = path.read_text(encoding="utf-8") if path.is_file() else None
+        return texts[context.file]
+
+    return report.model_copy(update={"shortcuts": family_baselines(pool, module_text)})
 
 
 def read_build_report(pool: Pool) -> BuildReport | None:

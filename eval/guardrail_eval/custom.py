@@ -6,11 +6,14 @@ on the eval's dense or BM25 system. The factory contract::
 
     def make_retriever(documents: list[Document], k: int) -> BaseRetriever: ...
 
-- ``documents``: the pool's whole corpus in corpus order, one per snippet, freshly made for each
-  call. Each carries its pool id as ``metadata["corpus_id"]`` and nothing else (no label, no bug
-  type). LangChain: ``langchain_core.documents.Document`` with ``page_content`` = the code and
-  ``id`` = the corpus id. LlamaIndex: ``llama_index.core.schema.TextNode`` with ``text`` = the
-  code and ``id_`` = the corpus id; ``corpus_id`` is excluded from what LlamaIndex embeds and
+- ``documents``: the pool's whole corpus, one per snippet, freshly made for each call. Each
+  carries an opaque id as ``metadata["corpus_id"]`` and nothing else (no label, no bug type):
+  ``d_`` and 16 hex digits of a hash of the pool's id (`opaque_document_id`), never the pool's
+  id itself, whose shape (``key~bug_type``) or order (a canonical's ``c_0001`` before its
+  mutants' ``c_0002``...) could give a canonical away; the documents are in the order of those
+  ids. LangChain: ``langchain_core.documents.Document`` with ``page_content`` = the code and
+  ``id`` = the opaque id. LlamaIndex: ``llama_index.core.schema.TextNode`` with ``text`` = the
+  code and ``id_`` = the opaque id; ``corpus_id`` is excluded from what LlamaIndex embeds and
   shows an LLM, so only the code is embedded.
 - ``k``: how many results each query should return (the eval's depth, ``max(fetch_k, 10)``).
   More are cut, fewer are scored as they are.
@@ -21,17 +24,19 @@ Which framework's documents the factory gets is read from its annotations (the r
 the first parameter's), or given (``--framework``); with neither and only one of the two
 frameworks installed, that one. What the factory returns is checked against it.
 
-Results map back through ``metadata["corpus_id"]``: a result without one, or naming no snippet of
-the pool, is a `RetrieverError`, as is an exception of the factory or of the retriever; each
-names the factory (and the query). A snippet returned more than once (a retriever over chunks of
-the documents) counts at its best rank. Scores, shown in results files only: a LlamaIndex
-``NodeWithScore.score``, else LangChain's ``metadata["score"]`` or ``["relevance_score"]`` (what
-rerankers set), else 0.0. The scores of a query's canonicals and distractors are not all known
-(as for a replay), so "canonical below a distractor" is not computed for this system.
+Results map back through ``metadata["corpus_id"]``: a result without one, or naming no document
+the factory was given, is a `RetrieverError`, as is an exception of the factory or of the
+retriever; each names the factory (and the query). A snippet returned more than once (a
+retriever over chunks of the documents) counts at its best rank. Scores, shown in results files
+only: a LlamaIndex ``NodeWithScore.score``, else LangChain's ``metadata["score"]`` or
+``["relevance_score"]`` (what rerankers set), else 0.0. The scores of a query's canonicals and
+distractors are not all known (as for a replay), so "canonical below a distractor" is not
+computed for this system.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -48,12 +53,21 @@ from guardrail_eval.errors import EvalSettingError, RetrieverError
 from guardrail_eval.pool import Pool, Query
 from guardrail_eval.systems import IndexProgress, Retrieval, Retrieved
 
-__all__ = ["CustomSystem", "Factory", "Framework", "load_factory"]
+__all__ = ["CustomSystem", "Factory", "Framework", "load_factory", "opaque_document_id"]
 
 CORPUS_ID = "corpus_id"
 """The metadata key every document carries and every result must keep."""
 
 _SCORE_KEYS = ("score", "relevance_score")
+
+
+def opaque_document_id(pool: Pool, corpus_id: str) -> str:
+    """The id a retriever's document carries for ``corpus_id``: a hash that says nothing of the
+    snippet's label, its family or its place in the corpus."""
+    digest = hashlib.sha256(f"{pool.name}\0{corpus_id}".encode()).hexdigest()
+    return f"d_{digest[:16]}"
+
+
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
 
 
@@ -166,6 +180,7 @@ class CustomSystem:
                 hint="give --name NAME",
             )
         self._prepared: tuple[Pool, Any] | None = None
+        self._corpus_ids: dict[str, str] = {}  # opaque document id -> pool corpus id
         self.shortfall: tuple[str, int, int] | None = None
         """(query id, snippets got, snippets asked for) of the first query that got fewer than it
         asked for, if any: exec@k and the gate saw only those. A retriever that ignores ``k``
@@ -180,7 +195,10 @@ class CustomSystem:
 
     def prepare(self, pool: Pool, on_progress: IndexProgress | None = None) -> None:
         """Call the factory with the pool's corpus as documents and check what it returns."""
-        documents = _documents(self.factory.framework, pool)
+        self._corpus_ids = {opaque_document_id(pool, cid): cid for cid in pool.corpus}
+        if len(self._corpus_ids) != len(pool.corpus):
+            raise EvalSettingError(f"two corpus ids of pool {pool.name!r} hash to one document id")
+        documents = _documents(self.factory.framework, pool, sorted(self._corpus_ids))
         if on_progress is not None:
             on_progress(0, len(documents))
         try:
@@ -231,17 +249,19 @@ class CustomSystem:
             where = (
                 f"result {rank} of --retriever {self.factory.spec!r} for query {query.query_id!r}"
             )
-            corpus_id = metadata.get(CORPUS_ID) if isinstance(metadata, Mapping) else None
-            if not isinstance(corpus_id, str):
+            document_id = metadata.get(CORPUS_ID) if isinstance(metadata, Mapping) else None
+            if not isinstance(document_id, str):
                 keys = sorted(map(str, metadata)) if isinstance(metadata, Mapping) else []
                 raise RetrieverError(
                     f"{where} has no metadata {CORPUS_ID!r} (its metadata keys: {keys[:8]})",
                     hint="keep each document's metadata in the store: it maps results back to"
                     " the pool",
                 )
-            if corpus_id not in pool.corpus:
+            corpus_id = self._corpus_ids.get(document_id)
+            if corpus_id is None:
                 raise RetrieverError(
-                    f"{where} names corpus id {corpus_id!r}, which is not in pool {pool.name!r}",
+                    f"{where} names corpus id {document_id!r}, which is not a document of pool"
+                    f" {pool.name!r}",
                     hint="build the retriever from the documents the factory is given, not from"
                     " another index",
                 )
@@ -324,26 +344,28 @@ def _retriever_class(framework: Framework) -> type[Any]:
     return LlamaIndexRetriever
 
 
-def _documents(framework: Framework, pool: Pool) -> list[Any]:
-    """The pool's corpus as the framework's documents, each knowing only its corpus id."""
+def _documents(framework: Framework, pool: Pool, document_ids: Sequence[str]) -> list[Any]:
+    """The pool's corpus as the framework's documents in the order of ``document_ids`` (opaque
+    ids of `opaque_document_id`), each knowing only its opaque id."""
+    codes = {opaque_document_id(pool, cid): entry.code for cid, entry in pool.corpus.items()}
     if framework is Framework.LANGCHAIN:
         from langchain_core.documents import Document
 
         return [
-            Document(id=cid, page_content=entry.code, metadata={CORPUS_ID: cid})
-            for cid, entry in pool.corpus.items()
+            Document(id=did, page_content=codes[did], metadata={CORPUS_ID: did})
+            for did in document_ids
         ]
     from llama_index.core.schema import TextNode
 
     return [
         TextNode(
-            id_=cid,
-            text=entry.code,
-            metadata={CORPUS_ID: cid},
+            id_=did,
+            text=codes[did],
+            metadata={CORPUS_ID: did},
             excluded_embed_metadata_keys=[CORPUS_ID],
             excluded_llm_metadata_keys=[CORPUS_ID],
         )
-        for cid, entry in pool.corpus.items()
+        for did in document_ids
     ]
 
 

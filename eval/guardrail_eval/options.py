@@ -15,7 +15,8 @@ VisibleTestsOption = Annotated[
     list[str] | None,
     typer.Option(
         "--visible-tests",
-        help="N random tests per query the gate may see (the hidden rest still decide what"
+        help="N random visible units per query the gate may see (a unit: a test with the earlier"
+        " examples it needs; the hidden rest still decide what"
         " counts as correct): one visible<N> arm each. Repeatable. Default: 1. The gate"
         " with all tests (the upper bound) always runs.",
     ),

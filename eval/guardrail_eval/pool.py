@@ -27,7 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from guardrail.errors import SpecError
 from guardrail.precheck import at_line, parse, size_problem
@@ -42,6 +49,7 @@ from guardrail_eval.errors import (
 from guardrail_eval.metrics import RankedItem, SnippetScores
 from guardrail_eval.outputs import write_text_atomically
 from guardrail_eval.poolcontext import CONTEXT_DIR, CorpusContext, missing_context_file
+from guardrail_eval.units import suite_units
 
 __all__ = [
     "CORPUS_FILE",
@@ -98,11 +106,31 @@ class Query(BaseModel):
     """Our pools' extra field: the function name the tests call."""
     test_setup: str = ""
     """Our pools' extra field: code the judge runs before the tests."""
+    test_units: list[list[int]] | None = None
+    """Our pools' extra field: the visible units (`guardrail_eval.units`), each the sorted
+    indices of tests that run on their own; None: computed from the tests."""
+
+    @property
+    def units(self) -> tuple[tuple[int, ...], ...]:
+        """The units a visible draw is made of: the stored ones, else `suite_units`."""
+        if self.test_units is not None:
+            return tuple(tuple(unit) for unit in self.test_units)
+        return suite_units(tuple(self.test_suite))
 
     @field_validator("metadata", mode="before")
     @classmethod
     def _null_metadata_is_empty(cls, value: object) -> object:
         return {} if value is None else value
+
+    @model_validator(mode="after")
+    def _units_index_the_suite(self) -> Query:
+        for unit in self.test_units or []:
+            inside = bool(unit) and unit[0] >= 0 and unit[-1] < len(self.test_suite)
+            if not inside or unit != sorted(set(unit)):
+                raise ValueError(f"test_units: {unit} is not sorted indices of test_suite")
+        if self.test_units is not None and not self.test_units:
+            raise ValueError("test_units is empty: no visible draw could be made")
+        return self
 
     @field_validator("entry_point")
     @classmethod
@@ -498,6 +526,8 @@ def _query_row(query: Query) -> dict[str, Any]:
         del row["entry_point"]
     if not query.test_setup:
         del row["test_setup"]
+    if query.test_units is None:
+        del row["test_units"]
     return row
 
 

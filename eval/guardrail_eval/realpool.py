@@ -5,11 +5,15 @@ source files of its module contexts in ``DIR/context/``, see `guardrail_eval.poo
 
 1. the trees' Python files are copied into the pool's context folder (`realtree.stage_tree`) and
    split as ``guardrail index`` splits them: every function and method is a snippet, and its
-   doctest examples (`guardrail.index.doctests`) its tests;
+   doctest examples (`guardrail.index.doctests`) its tests; then every docstring's examples
+   are removed from the copy and from every snippet's text (`guardrail_eval.stripping`): the
+   hidden tests are in ``queries.jsonl`` only, never readable from a candidate or its module;
 2. each function with doctest tests and a docstring summary line is a candidate query; its
    canonical (the function as indexed) is judged by the Gate inside its module, in the copy,
    against its own doctests: only a verified one becomes a query (the summary line is the query,
-   the examples its ``test_suite``, the docstring's imports its ``test_setup``);
+   the examples its ``test_suite``, the docstring's imports its ``test_setup``); its visible
+   units (`guardrail_eval.units`) are judged the same way, each on its own, and only those the
+   canonical passes are kept as its ``test_units`` (a query with none left is excluded);
 3. single-line mutants of each query's canonical (`guardrail_eval.mutations`) are judged in
    the same module context: those that pass at least one example and fail another are its
    paired distractors (a query needs ``min_distractors`` of them);
@@ -17,8 +21,12 @@ source files of its module contexts in ``DIR/context/``, see `guardrail_eval.poo
    other is ``incorrect`` with bug type ``natural`` (a real near-clone or unrelated function of
    the codebase; whether it passes a query's tests is decided by running it, as for any entry).
 
-Ids are stable: a function's corpus id is ``module:qualified_name``, its query ``q:`` and that
-key, a mutant ``key~bug_type`` (``-2`` on a second of one type). The same trees and seed give
+Corpus ids are opaque (`opaque_id`: ``r_`` and 16 hex digits of a hash of the seed and the
+function's key ``module:qualified_name``, a mutant's of its text too), and the corpus and each
+query's paired distractors are in id order: neither an id's shape nor its order tells a canonical
+from its mutants or a natural function (``distractor_metadata.jsonl`` and the labels say which
+is which; what a retriever is handed never does). A query's id is ``q:`` and its function's key.
+The same trees and seed give
 byte-identical ``corpus.jsonl``, ``queries.jsonl``, ``distractor_metadata.jsonl`` and
 ``context/`` (``build_report.json`` holds timings and provenance). Faults are re-run as in every
 build (`guardrail_eval.faults`); a pool with faults left is written with ``clean: false``.
@@ -26,6 +34,7 @@ build (`guardrail_eval.faults`); a pool with faults left is written with ``clean
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import tempfile
 import time
@@ -38,7 +47,7 @@ from pydantic import ValidationError
 from guardrail.gate import Gate
 from guardrail.precheck import size_problem
 from guardrail.sandbox.shipping import RUNNER_VERSION
-from guardrail.spec import spec_size_problem
+from guardrail.spec import Spec, spec_size_problem
 from guardrail.verdict import Verdict
 from guardrail_eval.build import (
     BUILDER_VERSION,
@@ -47,6 +56,7 @@ from guardrail_eval.build import (
     ExcludedTask,
     PoolBuildError,
     task_faults,
+    with_shortcuts,
     write_built_pool,
 )
 from guardrail_eval.faults import RetryingSandbox, fault_reason
@@ -55,8 +65,10 @@ from guardrail_eval.pool import CorpusEntry, Pool, Query, check_pool
 from guardrail_eval.poolcontext import CONTEXT_DIR
 from guardrail_eval.pools import TaskSource
 from guardrail_eval.realtree import IndexedFunction, indexed_functions, stage_tree
+from guardrail_eval.stripping import stripped_functions
+from guardrail_eval.units import suite_units
 
-__all__ = ["GENERATOR", "NATURAL", "build_real_pool", "summary_line"]
+__all__ = ["GENERATOR", "NATURAL", "build_real_pool", "opaque_id", "summary_line"]
 
 GENERATOR = "guardrail-eval real-code builder"
 NATURAL = "natural"
@@ -64,6 +76,13 @@ NATURAL = "natural"
 
 _CHUNK = 64  # canonicals per gate call
 _MAX_QUERY_CHARS = 300
+
+
+def opaque_id(seed: int, key: str, code: str = "") -> str:
+    """A corpus id that says nothing of what the entry is: a salted hash of its key (and, for a
+    mutant, its ``code``); stable for the same seed, key and text."""
+    digest = hashlib.sha256(f"{seed}\0{key}\0{code}".encode()).hexdigest()
+    return f"r_{digest[:16]}"
 
 
 def summary_line(docstring: str) -> str | None:
@@ -104,7 +123,7 @@ def build_real_pool(
     try:
         context = staging / CONTEXT_DIR
         staged = stage_tree(sources, context)
-        functions = indexed_functions(context)
+        functions = stripped_functions(context, indexed_functions(context))
         retrying = RetryingSandbox.around(gate.sandbox)
         try:
             own = Gate(retrying, cache=gate.cache if gate.cache is not None else False)
@@ -125,6 +144,7 @@ def build_real_pool(
             }
         )
         _replace_dir(context, out / CONTEXT_DIR)
+        report = with_shortcuts(report, pool, out)
         write_built_pool(pool, report, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -151,11 +171,14 @@ class _Builder:
         self.min_distractors = min_distractors
         self.excluded: list[ExcludedTask] = []
         self.tasks = self._tasks()
+        self.units: dict[str, list[list[int]]] = {}
 
     def run(
         self, gate: Gate, on_task: Callable[[int, int], None] | None
     ) -> tuple[Pool, BuildReport]:
         verified = self._verified(gate)
+        self.units = self._passing_units(gate, verified)
+        verified = [task for task in verified if self.units[task.id]]
         mutants, mutation = mutate_tasks(
             verified,
             gate,
@@ -255,6 +278,29 @@ class _Builder:
                     self.excluded.append(ExcludedTask(task_id=task.id, reason=reason))
         return verified
 
+    def _passing_units(self, gate: Gate, verified: list[TaskSource]) -> dict[str, list[list[int]]]:
+        """Each verified task's units that its canonical passes on their own."""
+        jobs = [(task, unit) for task in verified for unit in suite_units(task.tests)]
+        passing: dict[str, list[list[int]]] = {task.id: [] for task in verified}
+        for start in range(0, len(jobs), _CHUNK):
+            chunk = jobs[start : start + _CHUNK]
+            verdicts = gate.verify(
+                [task.code for task, _ in chunk],
+                [
+                    Spec.build([task.tests[i] for i in unit], task.entry_point, task.setup)
+                    for task, unit in chunk
+                ],
+                metadata=[task.metadata for task, _ in chunk],
+            )
+            for (task, unit), verdict in zip(chunk, verdicts, strict=True):
+                if verdict.verified:
+                    passing[task.id].append(list(unit))
+        for task in verified:
+            if not passing[task.id]:
+                reason = "canonical passes none of its visible units on their own"
+                self.excluded.append(ExcludedTask(task_id=task.id, reason=reason))
+        return passing
+
     def _why_none(self) -> str:
         reasons = sorted({task.reason for task in self.excluded})
         return "; ".join(reasons[:3]) or "no function has doctest examples that call it"
@@ -264,40 +310,51 @@ class _Builder:
         queries: list[Query] = []
         rows: list[dict[str, Any]] = []
         tasks = {task.id: task for task in self.tasks}
+
+        def add(key: str, entry: dict[str, Any], code: str = "") -> str:
+            corpus_id = opaque_id(self.seed, key, code)
+            if corpus_id in corpus:
+                raise PoolBuildError(f"two corpus entries hash to {corpus_id}: change --seed")
+            corpus[corpus_id] = CorpusEntry(corpus_id=corpus_id, **entry)
+            return corpus_id
+
         for function in self.functions:
             key, context = function.key, function.context
             if size_problem(function.snippet.code) is not None:
                 continue  # over the sandbox's limit: it could never be judged
             canonical = key in kept
-            corpus[key] = CorpusEntry(
-                corpus_id=key,
-                code=function.snippet.code,
-                label="correct" if canonical else "incorrect",
-                bug_type=None if canonical else NATURAL,
-                source_entry_id=context.module,
-                context=context,
+            canonical_id = add(
+                key,
+                {
+                    "code": function.snippet.code,
+                    "label": "correct" if canonical else "incorrect",
+                    "bug_type": None if canonical else NATURAL,
+                    "source_entry_id": context.module,
+                    "context": context,
+                },
             )
             if not canonical:
                 continue
             query_id = f"q:{key}"
             distractors: list[str] = []
-            for number, mutant in enumerate(kept[key]):
-                same = sum(1 for m in kept[key][:number] if m.bug_type is mutant.bug_type)
-                corpus_id = f"{key}~{mutant.bug_type.value}" + (f"-{same + 1}" if same else "")
-                corpus[corpus_id] = CorpusEntry(
-                    corpus_id=corpus_id,
-                    code=mutant.code,
-                    label="incorrect",
-                    bug_type=mutant.bug_type.value,
-                    source_entry_id=context.module,
-                    context=context,
+            for mutant in kept[key]:
+                corpus_id = add(
+                    key,
+                    {
+                        "code": mutant.code,
+                        "label": "incorrect",
+                        "bug_type": mutant.bug_type.value,
+                        "source_entry_id": context.module,
+                        "context": context,
+                    },
+                    mutant.code,
                 )
                 distractors.append(corpus_id)
                 rows.append(
                     {
                         "corpus_id": corpus_id,
                         "query_id": query_id,
-                        "canonical_corpus_id": key,
+                        "canonical_corpus_id": canonical_id,
                         "task_id": key,
                         "bug_type": mutant.bug_type.value,
                         "edit": mutant.description,
@@ -310,8 +367,8 @@ class _Builder:
                     query_id=query_id,
                     query=task.query,
                     test_suite=list(task.tests),
-                    correct_corpus_ids=[key],
-                    paired_distractor_corpus_ids=distractors,
+                    correct_corpus_ids=[canonical_id],
+                    paired_distractor_corpus_ids=sorted(distractors),
                     entry_id=context.module,
                     metadata={
                         "generator": GENERATOR,
@@ -321,9 +378,12 @@ class _Builder:
                     },
                     entry_point=task.entry_point,
                     test_setup=task.setup,
+                    test_units=self.units[key],
                 )
             )
-        pool = Pool(name=self.name, corpus=corpus, queries=queries, distractor_metadata=rows)
+        ordered = {cid: corpus[cid] for cid in sorted(corpus)}
+        rows.sort(key=lambda row: (row["query_id"], row["corpus_id"]))
+        pool = Pool(name=self.name, corpus=ordered, queries=queries, distractor_metadata=rows)
         check_pool(pool)
         return pool
 

@@ -7,7 +7,7 @@ For every retrieval system and query (`run_eval`):
    structural arm reorders the top ``fetch_k`` without running anything
    (`guardrail_eval.structural`);
 2. gate the top ``fetch_k``: once with every test (the upper bound), and per visible-test
-   setting N once per draw with N random tests (`guardrail_eval.visible`), optionally with the
+   setting N once per draw with N random units (`guardrail_eval.visible`), optionally with the
    ask loop (`guardrail_eval.asking`); each call is timed, its sandbox runs and cache hits are
    counted (the gate cost an agent would pay). Every gate run is a real run (the verdict cache
    may answer it); no subset's verdict is derived from per-test outcomes;

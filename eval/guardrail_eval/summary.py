@@ -36,7 +36,9 @@ from guardrail_eval.metrics import (
     round_metrics,
 )
 from guardrail_eval.pool import DISTRACTOR_METADATA_FILE, EXECUTION_CACHE_FILE, OPTIONAL_FILES
+from guardrail_eval.poolcontext import context_root
 from guardrail_eval.runner import EvalRun
+from guardrail_eval.shortcuts import Candidate, ShortcutBaselines, shortcut_baselines
 from guardrail_eval.stats import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -115,7 +117,8 @@ def summarize(run: EvalRun, *, validation: ValidationSummary | None = None) -> S
         system_arms = [done[arm.name] for arm in system_run.arms]
         arms += system_arms
         sweep += [done[arm.name] for arm in system_run.sweep]
-        headlines.append(_headline(system_arms))
+        shortcuts = _shortcuts(run, system_run.ungated)
+        headlines.append(_with_shortcuts(_headline(system_arms), system_arms, shortcuts))
     return Summary(
         pool=PoolInfo(
             name=pool.name,
@@ -390,6 +393,62 @@ def _headline(arms: Sequence[ArmSummary]) -> Headline:
         buggy=[arm.agent.buggy for arm in shown],
         nothing=[arm.agent.nothing for arm in shown],
         text=text,
+    )
+
+
+def _shortcuts(run: EvalRun, ungated: Arm) -> ShortcutBaselines:
+    """The shortcut pickers on the candidates the gate sees: the system's top ``fetch_k``."""
+    root = context_root(run.pool)
+    texts: dict[str, str | None] = {}
+
+    def module_text(corpus_id: str) -> str | None:
+        context = run.pool.corpus[corpus_id].context
+        if context is None or root is None:
+            return None
+        if context.file not in texts:
+            path = root / context.file
+            texts[context.file] = path.read_text(encoding="utf-8") if path.is_file() else None
+        return texts[context.file]
+
+    fetch_k = run.settings.fetch_k
+    queries = [
+        (
+            outcome.query,
+            [
+                Candidate(
+                    item.corpus_id,
+                    run.pool.corpus[item.corpus_id].code,
+                    item.passes_all_tests,
+                    module_text(item.corpus_id),
+                )
+                for item in outcome.items[:fetch_k]
+            ],
+        )
+        for outcome in ungated.outcomes
+    ]
+    return shortcut_baselines(queries, f"the top {fetch_k} of {ungated.system}")
+
+
+def _with_shortcuts(
+    headline: Headline, arms: Sequence[ArmSummary], shortcuts: ShortcutBaselines
+) -> Headline:
+    """The headline with the best shortcut beside it, saying plainly whether it beats the gate
+    without an oracle (every ``visible<N>`` arm)."""
+    visible = [arm for arm in arms if arm.kind == ArmKind.VISIBLE.value]
+    best = max(visible, key=lambda arm: arm.agent.correct, default=None)
+    share = shortcuts.best_exec_at_1
+    text = f"; best shortcut (runs no code) {shortcuts.best} {share:.1%} acted on correct"
+    wins = None
+    if best is not None:
+        wins = share >= best.agent.correct
+        gate = f"{best.name.removeprefix(headline.system + '+')} {best.agent.correct:.1%}"
+        text += (
+            f": the shortcut WINS over the gate without an oracle ({gate})"
+            if wins
+            else f", below the gate's {gate}"
+        )
+    return headline.model_copy(
+        update={"text": headline.text + text, "shortcuts": shortcuts, "shortcut_wins": wins}
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from guardrail_eval.shortcuts import ShortcutBaselines
 from guardrail_eval.stats import BootstrapInterval, McNemarResult
 from guardrail_eval.validation import ValidationSummary
 
@@ -177,6 +178,14 @@ class Headline(BaseModel):
     buggy: list[float]
     nothing: list[float]
     text: str
+    shortcuts: ShortcutBaselines | None = Field(
+        default=None, description="pickers that run nothing, on the same top fetch_k"
+    )
+    shortcut_wins: bool | None = Field(
+        default=None,
+        description="the best shortcut acts on correct code at least as often as every gate arm"
+        " without an oracle (visible<N>)",
+    )
 
 
 class PoolInfo(BaseModel):

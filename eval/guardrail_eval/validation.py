@@ -10,7 +10,10 @@ a label (`Contradiction`) when
 
 - a canonical is not verified by its own tests: it failed, errored, timed out while busy, or
   could not be judged (``unverifiable``): the ground truth could never count it correct;
-- a paired distractor passes every test: it is correct code labelled buggy.
+- a paired distractor passes every test: it is correct code labelled buggy;
+- a canonical fails one of its query's visible units (`guardrail_eval.units`) run on its own:
+  a visible draw of that unit would show the gate a test the correct code fails. So every
+  canonical is proven to pass every one-unit visible draw (a draw of N units is their union).
 
 A verdict the machine decided (a sandbox fault, a starved timeout: `guardrail_eval.faults`) is
 never a contradiction, nor a confirmation: it stays a fault, listed in ``summary.json`` with the
@@ -21,7 +24,9 @@ change a `Relabelling` for ``summary.json`` and the report:
 
 - a failing canonical leaves its query's correct ids; a query left with none is dropped;
 - a passing distractor leaves the paired distractors, joins the correct ids and is labelled
-  ``correct`` (its ``bug_type`` cleared).
+  ``correct`` (its ``bug_type`` cleared);
+- a unit a canonical fails leaves the query's units (``test_units``); a query left with none is
+  dropped.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from guardrail.verdict import Verdict
 from guardrail_eval.errors import LabelError
 from guardrail_eval.faults import RetryingSandbox, fault_reason
 from guardrail_eval.pool import CORPUS_FILE, QUERIES_FILE, CorpusEntry, Pool, Query
+from guardrail_eval.visible import visible_spec
 
 __all__ = [
     "Contradiction",
@@ -48,16 +54,20 @@ __all__ = [
     "validate_pool",
 ]
 
-Role = Literal["canonical", "distractor"]
+Role = Literal["canonical", "distractor", "unit"]
 MetadataFor = Callable[[Query, CorpusEntry], Mapping[str, Any] | None]
 """The candidate metadata (module context) a snippet is judged with, as the eval judges it."""
 
 _CHUNK = 64  # jobs per gate call: enough to keep the sandbox pool busy
 _NAMED = 5  # contradictions an error message names before "and N more"
 _TEST_CHARS = 80
-_ACTION: dict[Role, Literal["removed from the correct ids", "counted as correct"]] = {
+_Action = Literal[
+    "removed from the correct ids", "query dropped", "counted as correct", "unit dropped"
+]
+_ACTION: dict[Role, _Action] = {
     "canonical": "removed from the correct ids",
     "distractor": "counted as correct",
+    "unit": "unit dropped",
 }
 
 
@@ -66,11 +76,13 @@ class Contradiction(BaseModel, frozen=True):
 
     ``file``/``line`` locate the corpus row (the snippet and its label), ``query_file``/
     ``query_line`` the query that pairs it; a line is None for a pool not loaded from files.
+    ``unit`` is the visible unit a canonical fails on its own (role ``unit``).
     """
 
     query_id: str
     corpus_id: str
     role: Role
+    unit: tuple[int, ...] | None = None
     file: str
     line: int | None
     query_file: str
@@ -88,7 +100,11 @@ class Contradiction(BaseModel, frozen=True):
         query_at = PurePath(self.query_file).name
         if self.query_line is not None:
             query_at += f":{self.query_line}"
-        role = "canonical" if self.role == "canonical" else "paired distractor"
+        role = {
+            "canonical": "canonical",
+            "distractor": "paired distractor",
+            "unit": f"canonical (its visible unit of tests {list(self.unit or ())} alone)",
+        }[self.role]
         return (
             f"{self.location}: {self.corpus_id}, {role} of {self.query_id} ({query_at}),"
             f" {self.detail}"
@@ -99,7 +115,7 @@ class Relabelling(BaseModel, frozen=True):
     """One label changed by ``--relabel`` because execution contradicted it."""
 
     contradiction: Contradiction
-    action: Literal["removed from the correct ids", "query dropped", "counted as correct"]
+    action: _Action
 
     def describe(self) -> str:
         return f"{self.contradiction.describe()}: {self.action}"
@@ -111,6 +127,9 @@ class ValidationFault(BaseModel, frozen=True):
     query_id: str
     corpus_id: str
     reason: str
+    unit: tuple[int, ...] | None = Field(
+        default=None, description="the visible unit the canonical ran alone (None: the suite)"
+    )
 
 
 class ValidationSummary(BaseModel):
@@ -119,6 +138,7 @@ class ValidationSummary(BaseModel):
     checked: int
     canonicals: int
     distractors: int
+    units: int = Field(0, description="(canonical, visible unit) pairs run, each unit alone")
     retried: int
     relabelled: list[Relabelling]
     dropped_queries: list[str]
@@ -130,7 +150,8 @@ class ValidationSummary(BaseModel):
         """One paragraph for the report."""
         text = (
             f"Pool validation: {self.canonicals} canonical(s) and {self.distractors} paired"
-            f" distractor(s) ran against their query's full suite ({self.retried} re-run after a"
+            f" distractor(s) ran against their query's full suite, and the canonicals on each"
+            f" of their {self.units} visible unit(s) alone ({self.retried} re-run after a"
             " sandbox fault or starved timeout)"
         )
         if self.faults:
@@ -153,7 +174,7 @@ class PoolValidation:
         pool: the pool as loaded.
         contradictions: labels execution contradicts, in query order (canonicals first).
         faults: verdicts still faults after the retries (neither confirming nor contradicting).
-        canonicals, distractors: how many (query, snippet) pairs of each role ran.
+        canonicals, distractors, units: how many (query, snippet) pairs of each role ran.
         retried: jobs re-run after a fault.
     """
 
@@ -162,6 +183,7 @@ class PoolValidation:
     faults: list[ValidationFault] = field(default_factory=list)
     canonicals: int = 0
     distractors: int = 0
+    units: int = 0
     retried: int = 0
 
     def settle(self, *, relabel: bool = False) -> tuple[Pool, ValidationSummary]:
@@ -177,9 +199,10 @@ class PoolValidation:
             )
         pool, changes = _relabel(self.pool, self.contradictions)
         summary = ValidationSummary(
-            checked=self.canonicals + self.distractors,
+            checked=self.canonicals + self.distractors + self.units,
             canonicals=self.canonicals,
             distractors=self.distractors,
+            units=self.units,
             retried=self.retried,
             relabelled=changes,
             faults=self.faults,
@@ -199,7 +222,8 @@ def validate_pool(
     metadata: MetadataFor | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> PoolValidation:
-    """Run every query's canonicals and paired distractors against its full suite.
+    """Run every query's canonicals and paired distractors against its full suite, and its
+    canonicals on each of its visible units alone (a unit that is the whole suite is not re-run).
 
     ``gate`` supplies the sandbox and the verdict cache; its jobs go through a
     `RetryingSandbox` (closed here, the gate's sandbox is not). ``metadata(query, entry)``
@@ -209,10 +233,13 @@ def validate_pool(
         PoolFormatError, SpecError: a query's tests cannot make a spec.
         SandboxError: the sandbox cannot run at all.
     """
-    pairs: list[tuple[Query, str, Role]] = []
+    pairs: list[tuple[Query, str, Role, tuple[int, ...] | None]] = []
     for query in pool.queries:
-        pairs += [(query, cid, "canonical") for cid in query.correct_corpus_ids]
-        pairs += [(query, cid, "distractor") for cid in query.paired_distractor_corpus_ids]
+        pairs += [(query, cid, "canonical", None) for cid in query.correct_corpus_ids]
+        pairs += [(query, cid, "distractor", None) for cid in query.paired_distractor_corpus_ids]
+        whole = tuple(range(len(query.test_suite)))
+        units = [unit for unit in query.units if unit != whole]
+        pairs += [(query, cid, "unit", u) for u in units for cid in query.correct_corpus_ids]
     specs = {query.query_id: pool.spec(query) for query in pool.queries}
     retrying = RetryingSandbox.around(gate.sandbox)
     verdicts: list[Verdict] = []
@@ -221,11 +248,14 @@ def validate_pool(
         for start in range(0, len(pairs), _CHUNK):
             chunk = pairs[start : start + _CHUNK]
             verdicts += judge.verify(
-                [pool.corpus[cid].code for _, cid, _ in chunk],
-                [specs[query.query_id] for query, _, _ in chunk],
+                [pool.corpus[cid].code for _, cid, _, _ in chunk],
+                [
+                    specs[query.query_id] if unit is None else visible_spec(pool, query, unit)
+                    for query, _, _, unit in chunk
+                ],
                 metadata=[
                     metadata(query, pool.corpus[cid]) if metadata is not None else None
-                    for query, cid, _ in chunk
+                    for query, cid, _, _ in chunk
                 ],
             )
             if on_progress is not None:
@@ -233,21 +263,24 @@ def validate_pool(
     finally:
         retrying.close()
     validation = PoolValidation(pool, retried=retrying.retried)
-    for (query, cid, role), verdict in zip(pairs, verdicts, strict=True):
-        if role == "canonical":
-            validation.canonicals += 1
-        else:
-            validation.distractors += 1
+    failing: set[tuple[str, str]] = set()  # canonicals failing the whole suite: no unit news
+    for (query, cid, role, unit), verdict in zip(pairs, verdicts, strict=True):
+        counted = {"canonical": "canonicals", "distractor": "distractors", "unit": "units"}[role]
+        setattr(validation, counted, getattr(validation, counted) + 1)
         reason = fault_reason(verdict)
         if reason is not None:
             validation.faults.append(
-                ValidationFault(query_id=query.query_id, corpus_id=cid, reason=reason)
+                ValidationFault(query_id=query.query_id, corpus_id=cid, reason=reason, unit=unit)
             )
             continue
         detail = _contradiction(role, verdict)
-        if detail is not None:
+        if detail is not None and role == "canonical":
+            failing.add((query.query_id, cid))
+        if detail is not None and not (role == "unit" and (query.query_id, cid) in failing):
             validation.contradictions.append(
-                _located(pool, query, cid, role, verdict=verdict, detail=detail)
+                _located(pool, query, cid, role, verdict=verdict, detail=detail).model_copy(
+                    update={"unit": unit}
+                )
             )
     return validation
 
@@ -257,18 +290,22 @@ def _contradiction(role: Role, verdict: Verdict) -> str | None:
     total = len(verdict.tests)
     if role == "distractor":
         return f"passes all {total} of its query's tests" if verdict.verified else None
+    if role == "unit" and not verdict.verified:
+        return f"fails a visible draw of its query {_failure(verdict, total)}"
     if verdict.verified:
         return None
+    return f"does not pass its own tests {_failure(verdict, total)}"
+
+
+def _failure(verdict: Verdict, total: int) -> str:
+    """How a canonical failed: its status and its first failing test."""
     first = next((test for test in verdict.tests if not test.passed), None)
     status = f"{verdict.status.value}/{verdict.reason.value}"
     if first is None:
-        return f"does not pass its own tests ({status}): {verdict.message or 'no test ran'}"
+        return f"({status}): {verdict.message or 'no test ran'}"
     test = first.test if len(first.test) <= _TEST_CHARS else first.test[: _TEST_CHARS - 3] + "..."
     failed = len(verdict.failed_tests)
-    return (
-        f"does not pass its own tests ({status}): {failed} of {total} failed, first"
-        f" {first.outcome} on {test!r}"
-    )
+    return f"({status}): {failed} of {total} failed, first {first.outcome} on {test!r}"
 
 
 def _located(
@@ -305,17 +342,21 @@ def _relabel(pool: Pool, contradictions: Sequence[Contradiction]) -> tuple[Pool,
         failing = {c.corpus_id for c in found if c.role == "canonical"}
         passing = [c.corpus_id for c in found if c.role == "distractor"]
         canonicals = [cid for cid in query.correct_corpus_ids if cid not in failing]
-        if not canonicals:
+        failed_units = {c.unit for c in found if c.role == "unit"}
+        units = [list(u) for u in query.units if u not in failed_units]
+        if not canonicals or not units:
             changes += [Relabelling(contradiction=c, action="query dropped") for c in found]
             continue
         changes += [Relabelling(contradiction=c, action=_ACTION[c.role]) for c in found]
         for cid in passing:
             corpus[cid] = corpus[cid].model_copy(update={"label": "correct", "bug_type": None})
         distractors = [c for c in query.paired_distractor_corpus_ids if c not in passing]
-        update = {
+        update: dict[str, Any] = {
             "correct_corpus_ids": canonicals + passing,
             "paired_distractor_corpus_ids": distractors,
         }
+        if failed_units:
+            update["test_units"] = units
         queries.append(query.model_copy(update=update) if found else query)
     if not queries:
         raise LabelError(

@@ -1,10 +1,14 @@
-"""Which tests the gate sees when tests are thin: random subsets, seeded, several draws.
+"""Which tests the gate sees when tests are thin: random subsets of units, seeded, several draws.
+
+A draw is made of whole units (`guardrail_eval.units`: a test with the earlier examples it needs,
+as a doctest sequence), never of single tests taken out of their sequence: "visible N" is N
+units, their tests in the suite's order. A release suite's asserts are each a unit of one.
 
 The first test of a suite is not a random test (it is often the simplest call): on the built-in
 pool the gate with the first test had exec@1 0.543, a random one 0.417, the last 0.186. So each
-(query, draw) gets its own seeded random permutation of the suite's tests, and the gate with N
-visible tests sees the first N of that permutation (in the suite's order). Subsets are nested
-across N within a draw (visible 2 adds one test to visible 1), so a sweep over N varies only N.
+(query, draw) gets its own seeded random permutation of the suite's units, and the gate with N
+visible units sees the first N of that permutation (in the suite's order). Subsets are nested
+across N within a draw (visible 2 adds one unit to visible 1), so a sweep over N varies only N.
 """
 
 from __future__ import annotations
@@ -24,12 +28,15 @@ DEFAULT_DRAWS = 5
 def _permutation(query: Query, draw: int, seed: int) -> list[int]:
     digest = hashlib.sha256(f"{seed}\0{draw}\0{query.query_id}".encode()).digest()
     rng = np.random.default_rng(int.from_bytes(digest[:8], "big"))
-    return [int(i) for i in rng.permutation(len(query.test_suite))]
+    return [int(i) for i in rng.permutation(len(query.units))]
 
 
 def visible_indices(query: Query, visible: int, draw: int, seed: int) -> tuple[int, ...]:
-    """The 0-based indices of the tests visible in ``draw`` (at most the whole suite), sorted."""
-    return tuple(sorted(_permutation(query, draw, seed)[:visible]))
+    """The 0-based indices of the tests of the ``visible`` units of ``draw`` (at most every
+    unit), sorted."""
+    units = query.units
+    drawn = _permutation(query, draw, seed)[:visible]
+    return tuple(sorted({index for unit in drawn for index in units[unit]}))
 
 
 def visible_spec(pool: Pool, query: Query, indices: tuple[int, ...]) -> Spec:

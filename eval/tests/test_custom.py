@@ -7,6 +7,7 @@ needed here (the eval's runs with the gate are in `test_audit_retriever.py`).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,13 @@ from langchain_core.documents import Document
 from llama_index.core.schema import MetadataMode, TextNode
 
 from guardrail.index import SentenceTransformerEmbedding
-from guardrail_eval.custom import CustomSystem, Factory, Framework, load_factory
+from guardrail_eval.custom import (
+    CustomSystem,
+    Factory,
+    Framework,
+    load_factory,
+    opaque_document_id,
+)
 from guardrail_eval.errors import EvalSettingError, RetrieverError
 from guardrail_eval.pool import Pool, load_pool
 from guardrail_eval.systems import DenseSystem
@@ -106,10 +113,15 @@ def test_documents_are_the_code_and_carry_only_their_corpus_id(pool: Pool) -> No
         with pytest.raises(RetrieverError, match="raised RuntimeError: captured"):
             CustomSystem(capture(framework), k=DEPTH).prepare(pool)
     langchain, llamaindex = seen[Framework.LANGCHAIN], seen[Framework.LLAMAINDEX]
-    assert [d.id for d in langchain] == [n.node_id for n in llamaindex] == list(pool.corpus)
+    # Opaque ids, in their own order: neither shape nor order shows a canonical (c_0001 is
+    # q_0001's, listed before its mutants in the pool) or a mutant.
+    back = {opaque_document_id(pool, cid): cid for cid in pool.corpus}
+    assert [d.id for d in langchain] == [n.node_id for n in llamaindex] == sorted(back)
+    assert [back[str(d.id)] for d in langchain] != list(pool.corpus)
+    assert all(re.fullmatch(r"d_[0-9a-f]{16}", str(d.id)) for d in langchain)
     for document, node in zip(langchain, llamaindex, strict=True):
         assert isinstance(document, Document) and isinstance(node, TextNode)
-        code = pool.corpus[str(document.id)].code
+        code = pool.corpus[back[str(document.id)]].code
         assert document.page_content == code and document.metadata == {"corpus_id": document.id}
         assert node.metadata == {"corpus_id": node.node_id}
         # LlamaIndex embeds metadata with the text unless told not to: only the code is embedded.
@@ -120,7 +132,8 @@ def test_documents_are_the_code_and_carry_only_their_corpus_id(pool: Pool) -> No
 def test_chunks_of_one_snippet_count_at_their_best_rank(pool: Pool) -> None:
     system = _prepared("user_retrievers:chunked", pool)
     ranking = system.retrieve(pool, pool.queries[0], DEPTH).ranking
-    first_three = list(pool.corpus)[:3]
+    back = {opaque_document_id(pool, cid): cid for cid in pool.corpus}
+    first_three = [back[did] for did in sorted(back)[:3]]  # the first three documents given
     assert [item.corpus_id for item in ranking] == first_three
     assert [item.score for item in ranking] == [1.0, 0.99, 0.98]  # metadata["score"]
 
@@ -136,7 +149,7 @@ def test_chunks_of_one_snippet_count_at_their_best_rank(pool: Pool) -> None:
         (
             "foreign_ids",
             "result 2 of --retriever 'user_retrievers:foreign_ids' for query 'q_0001' names"
-            " corpus id 'from-another-index', which is not in pool 'release'",
+            " corpus id 'from-another-index', which is not a document of pool 'release'",
         ),
         (
             "fails_on_whitespace",

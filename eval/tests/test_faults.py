@@ -189,11 +189,13 @@ def test_faults_while_checking_pool_labels_are_never_contradictions(
     pairs = {(f.query_id, f.corpus_id, f.reason) for f in validation.faults}
     assert len(pairs) == 7 and {reason for _, _, reason in pairs} == {SANDBOX_FAULT}
     _, summary = validation.settle()  # nothing is known to be wrong, so nothing is refused
-    assert len(summary.faults) == 7 and summary.relabelled == []
+    # Seven (query, snippet) pairs against the suite, and the canonicals' 11 units alone.
+    assert len(summary.faults) == 18 and summary.relabelled == []
+    assert len([f for f in summary.faults if f.unit is not None]) == summary.units == 11
 
     own_sandbox.calls, own_sandbox.doomed_until = 0, 1  # the first retry finds the real verdicts
     validation = validate_pool(pool, Gate(own_sandbox, cache=False))
-    assert validation.faults == [] and validation.retried == 7
+    assert validation.faults == [] and validation.retried == 18
     assert [c.corpus_id for c in validation.contradictions] == ["c_0003", "c_0004"]
 
 

@@ -8,6 +8,7 @@ helper itself.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -22,8 +23,9 @@ from guardrail_eval.arms import ArmKind
 from guardrail_eval.errors import PoolFormatError
 from guardrail_eval.pool import load_pool
 from guardrail_eval.poolcontext import candidate_metadata
-from guardrail_eval.realpool import NATURAL, build_real_pool, summary_line
+from guardrail_eval.realpool import NATURAL, build_real_pool, opaque_id, summary_line
 from guardrail_eval.runner import EvalSettings, run_eval
+from guardrail_eval.stripping import strip_examples
 from guardrail_eval.systems import BM25System
 
 runner = CliRunner()
@@ -99,19 +101,33 @@ def test_a_tree_becomes_queries_verified_mutants_and_shipped_context(
     assert clamp.query == "Clamp *value* into the closed range [low, high]."
     assert clamp.entry_point == "clamp" and len(clamp.test_suite) == 3
     assert clamp.test_suite[0] == "__doctest_example__('clamp(5, 0, 10)', '5')"
-    assert clamp.correct_corpus_ids == ["minipkg.ops:clamp"]
+    assert clamp.correct_corpus_ids == [opaque_id(0, "minipkg.ops:clamp")]
     # Every other function is in the corpus, unchanged, as a natural distractor.
-    naturals = {cid for cid, e in pool.corpus.items() if e.bug_type == NATURAL}
-    assert naturals == {"minipkg.ops:_add", "minipkg.ops:clamp_open"}
-    assert all(pool.corpus[cid].label == "incorrect" for cid in naturals)
-    assert "def clamp_open(value, low, high):" in pool.corpus["minipkg.ops:clamp_open"].code
+    naturals = {
+        e.context and e.context.qualified_name
+        for e in pool.corpus.values()
+        if e.bug_type == NATURAL
+    }
+    assert naturals == {"_add", "clamp_open"}
+    clamp_open = pool.corpus[opaque_id(0, "minipkg.ops:clamp_open")]
+    assert clamp_open.label == "incorrect"
+    assert "def clamp_open(value, low, high):" in clamp_open.code
+    # Ids are opaque and in id order: neither shape nor order tells a canonical or a mutant.
+    assert list(pool.corpus) == sorted(pool.corpus)
+    assert all(re.fullmatch(r"r_[0-9a-f]{16}", cid) for cid in pool.corpus)
     # Paired distractors are mutants of their canonical, living where it lives.
     for query in pool.queries:
-        assert query.paired_distractor_corpus_ids
+        assert query.paired_distractor_corpus_ids == sorted(query.paired_distractor_corpus_ids)
         for cid in query.paired_distractor_corpus_ids:
-            assert cid.startswith(f"{query.correct_corpus_ids[0]}~")
+            assert pool.corpus[cid].bug_type not in (None, NATURAL)
             assert pool.corpus[cid].context == pool.canonical(query).context
     assert report.clean is True and report.queries == 2
+    # The shortcut baselines over each family are recorded: with opaque ids and the examples
+    # removed, the id's shape and the docstring are worth chance, no more.
+    assert report.shortcuts is not None and report.shortcuts.n_queries == 2
+    chance = sum(1 / (1 + len(q.paired_distractor_corpus_ids)) for q in pool.queries) / 2
+    assert report.shortcuts.exec_at_1["id-shape"] == pytest.approx(chance, abs=1e-4)
+    assert report.shortcuts.exec_at_1["docstring"] == pytest.approx(chance, abs=1e-4)
 
     # The files are what the loader reads, and the context is a byte copy of the tree.
     loaded = load_pool(out)
@@ -119,7 +135,10 @@ def test_a_tree_becomes_queries_verified_mutants_and_shipped_context(
     context = out / "context"
     shipped = sorted(p.relative_to(context).as_posix() for p in context.rglob("*"))
     assert shipped == ["minipkg", "minipkg/__init__.py", "minipkg/ops.py"]
-    assert (out / "context" / "minipkg" / "ops.py").read_text() == OPS
+    # ... with the docstrings' examples (the hidden tests) removed, there and from every snippet.
+    assert (out / "context" / "minipkg" / "ops.py").read_text() == strip_examples(OPS)
+    assert ">>>" not in strip_examples(OPS) and "Clamp *value* into" in strip_examples(OPS)
+    assert not [cid for cid, entry in loaded.corpus.items() if ">>>" in entry.code]
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left behind
 
     # Judged again from the written pool, in module context: canonicals pass their whole suite,
@@ -165,14 +184,52 @@ def test_the_eval_judges_a_real_pool_in_module_context(
     pool = load_pool(tmp_path / "pool")
     run = run_eval(pool, [BM25System(seed=0)], gate, EvalSettings(visible_tests=(1,), draws=1))
     (system,) = run.systems
+    query_mutants = {q.query_id: set(q.paired_distractor_corpus_ids) for q in pool.queries}
     for arm in system.arms:
         for outcome in arm.outcomes:
             truth = {item.corpus_id: item.passes_all_tests for item in outcome.items}
             canonical = outcome.query.correct_corpus_ids[0]
             assert truth.get(canonical, True), (arm.name, outcome.query.query_id)
-            assert not any(v for cid, v in truth.items() if "~" in cid)  # mutants never pass
+            mutants = query_mutants[outcome.query.query_id]
+            assert not any(v for cid, v in truth.items() if cid in mutants)  # never pass
     (upper_bound,) = [arm for arm in system.arms if arm.kind is ArmKind.UPPER_BOUND]
     assert all(o.items and o.items[0].passes_all_tests for o in upper_bound.outcomes)
+
+
+TALLY = '''\
+"""A running total kept in module state: its examples depend on each other unseen."""
+
+_seen = []
+
+
+def tally(x):
+    """Add *x* to the running total and return it, never below 0.
+
+    >>> tally(2)
+    2
+    >>> tally(3)
+    5
+    >>> tally(-5)
+    0
+    """
+    _seen.append(x)
+    return max(sum(_seen), 0)
+'''
+
+
+@pytest.mark.docker
+def test_the_pool_keeps_only_the_visible_units_its_canonical_passes_alone(
+    gate: Gate, tmp_path: Path
+) -> None:
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "tally.py").write_text(TALLY)
+    build_real_pool([root], gate, tmp_path / "pool")
+    (query,) = load_pool(tmp_path / "pool").queries
+    # Alone, tally(3) answers 3: only the first and the last example are draws the correct
+    # function passes, and only they are stored.
+    assert query.test_units == [[0], [2]]
+    assert len(query.test_suite) == 3 and query.paired_distractor_corpus_ids
 
 
 @pytest.mark.docker

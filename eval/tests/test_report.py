@@ -333,3 +333,28 @@ def test_the_latency_plot_labels_cache_hits(summary: Summary) -> None:
             assert _cached(arm) == "\n(all cache hits)"
         else:
             assert _cached(arm) == f"\n({cost.cache_hits} of {cost.verdicts} cache hits)"
+
+
+def test_the_best_shortcut_stands_beside_the_gate_and_says_when_it_wins(
+    run: EvalRun, summary: Summary
+) -> None:
+    arms = {arm.name: arm for arm in summary.arms}
+    for headline in summary.headlines:
+        shortcuts = headline.shortcuts
+        assert shortcuts is not None and shortcuts.n_queries == len(run.pool.queries)
+        assert shortcuts.candidates == f"the top 10 of {headline.system}"
+        # The structural-centre picker is the structural arm, computed apart.
+        structural = arms[f"{headline.system}+structural"].agent.correct
+        assert shortcuts.exec_at_1["structural-centre"] == pytest.approx(structural, abs=1e-4)
+        best = max(
+            (
+                arm
+                for arm in summary.arms
+                if arm.system == headline.system and arm.kind == "visible"
+            ),
+            key=lambda arm: arm.agent.correct,
+        )
+        assert headline.shortcut_wins is (shortcuts.best_exec_at_1 >= best.agent.correct)
+        said = f"best shortcut (runs no code) {shortcuts.best} {shortcuts.best_exec_at_1:.1%}"
+        assert said in headline.text
+        assert ("the shortcut WINS over the gate" in headline.text) is headline.shortcut_wins

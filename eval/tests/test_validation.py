@@ -64,10 +64,10 @@ def test_a_pool_that_agrees_with_execution_is_left_as_it_is(gate: Gate) -> None:
     assert validation.contradictions == [] and validation.faults == []
     assert (validation.canonicals, validation.distractors) == (3, 11)
     # Through the gate's verdict cache: the eval's ground truth finds these verdicts there.
-    assert gate.cache is not None and len(gate.cache) == 14
+    assert gate.cache is not None and len(gate.cache) == 29  # and each assert alone: 15
     settled, summary = validation.settle()
     assert settled is pool
-    assert summary.relabelled == [] and summary.checked == 14
+    assert summary.relabelled == [] and summary.checked == 29
     assert summary.describe().endswith("every label agrees with execution.")
 
 
