@@ -146,3 +146,34 @@ def test_a_builtin_the_module_binds_at_import_is_its_context(sandbox_runtime: st
     )
     assert right.status is Status.VERIFIED, right.message
     assert (wrong.status, wrong.reason) == (Status.FAILED, Reason.TESTS_FAILED), wrong.message
+
+
+def test_a_definition_that_runs_only_in_a_doctest_class_statement_is_judged(
+    sandbox_runtime: str,
+) -> None:
+    """A doctest example's ``class`` statement runs the definition (a class decorator): that
+    counts as the tests running it, for the right text and its wrong twin alike."""
+    file = SNIPPETS / "context_modules" / "decorates_a_doctest_class" / "boxes.py"
+    source = file.read_text()
+    text = source[source.index("def described") :]
+    wrong = text.replace("type(self).__name__", "'object'")
+    define = (
+        "@described\nclass Box(object):\n    def __init__(self, size):\n        self.size = size"
+    )
+    spec = Spec.build(
+        [
+            f"__doctest_example__({define!r}, '')",
+            "__doctest_example__('Box(3).describe()', \"'Box of 3'\")",
+        ],
+        "described",
+    )
+    metadata = {**context_metadata(file), "qualified_name": "described"}
+    jobs = []
+    for code in (text, wrong):
+        prepared = prepare_job(code, spec, metadata)
+        assert isinstance(prepared, PreparedJob), prepared
+        jobs.append(prepared.job)
+    with DockerSandbox(pool_size=1, timeout_s=5.0, runtime=sandbox_runtime) as sandbox:
+        right_verdict, wrong_verdict = sandbox.run(jobs)
+    assert right_verdict.status is Status.VERIFIED, right_verdict.message
+    assert wrong_verdict.status is Status.FAILED, wrong_verdict.message

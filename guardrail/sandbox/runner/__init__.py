@@ -95,8 +95,9 @@ operation of the tests that the tested name still holds the definition's own fun
 object, globals, builtins, defaults), that no trace or profile function is set, that a wrapper
 ran the definition, and by the end that the tests ran it at all; the judge compares the
 fingerprints of its own compile (compile only, `fingerprints`) at the greeting and after the
-last test. A
-failure is ``missing_context``. So ``verified`` in context means "this text, bound under the
+last test; `retrieved_text` reads what the text itself writes (its literal defaults, whether it
+decorates the definition: then what the decorator makes is a wrapper each call of which must run
+the definition, ``@curry``). A failure is ``missing_context``. So ``verified`` in context means "this text, bound under the
 tested name in its module, passed". Not defended: a module written against the runner can reach
 its objects through frames, ``gc`` or ``ctypes``, or answer on the channel itself, and forge any
 reply; a decorator, helper or base class the text uses is judged with it; a test that reaches it

@@ -131,8 +131,9 @@ class Server:
                 return {"value": self.out_value(importlib.import_module(str(request["name"])))}
             if op == "setglobal":  # the test changed its copy of a kept global (``mirrors``)
                 return self.kept.write(str(request["name"]), self.in_value(request["value"]))
-            if op == "define":  # a class a doctest example defines (``doctesting``)
-                return {"value": self.out_value(self.define(request))}
+            if op == "define":  # a class a doctest example defines (``doctesting``): its
+                # decorators and base classes may be the definition (checked as calls are)
+                return {"value": self.out_value(self.invoke(self.define, [request], {}))}
             if op == "retrieved":  # after the last test (``retrieved``)
                 return {"retrieved": None if self.report is None else self.report()}
             target = self.in_value(request["target"])
@@ -140,6 +141,8 @@ class Server:
             kwargs = {str(k): self.in_value(v) for k, v in request.get("kwargs", {}).items()}
         except Unserialisable as exc:
             return {"unserialisable": str(exc)}
+        except NotRetrieved as exc:
+            return {"not_retrieved": str(exc)[:2000]}
         except BaseException as exc:  # a missing global; a module whose import raised anything
             return {"raised": describe_exception(exc)}
         if op == "drain":

@@ -20,7 +20,6 @@ channel itself can still forge what the candidate says; see the package's threat
 
 from __future__ import annotations
 
-import ast
 import builtins
 import functools
 import opcode
@@ -38,6 +37,7 @@ from types import (
 from typing import Any, cast
 
 from .fingerprints import FUNCTION, definitions, fingerprint
+from .retrieved_text import decorated_in, literal_defaults
 
 __all__ = ["NotRetrieved", "watch"]
 
@@ -145,8 +145,14 @@ def _guard(
     recognizer: _Recognizer,
     active: list[Any],
     literals_match: Callable[[Any], bool],
+    *,
+    decorated: bool = False,
 ) -> _Guard:
-    """`watch`'s binding of the name (``pin``) and the checks it repeats (``check``)."""
+    """`watch`'s binding of the name (``pin``) and the checks it repeats (``check``).
+
+    ``decorated``: the retrieved text decorates the definition, so what its decorator makes
+    (``@curry``: an object that says nothing of what it wraps) is what the text binds; it is
+    taken as a wrapper whose every call must run the definition's code."""
     defaults_of = _defaults_of
     at_path, mode_of, code_of, function_of, _running, _home = recognizer
     callable_, get = builtins.callable, builtins.getattr
@@ -166,7 +172,7 @@ def _guard(
                 " in builtins itself, so the text would not be judged as written"
             )
         state["mode"] = mode_of(value)
-        if state["mode"] is None and callable_(value) and wraps_ours(value):
+        if state["mode"] is None and callable_(value) and (decorated or wraps_ours(value)):
             state["mode"] = "ran"  # a wrapper: each call of it must run the definition's code
         if state["mode"] is None:
             raise NotRetrieved(
@@ -241,8 +247,11 @@ def watch(module_code: CodeType, judged: dict[str, Any], text: str) -> Watch:
     recognizer = _recognizer(codes, path)
     _at_path, _mode_of, code_of, _function_of, running, home = recognizer
     profiled, active = _profiled(running, home)
-    literals = _literal_defaults(text, path[-1])
-    pin, check, broken, state = _guard(codes, path, recognizer, active, literals)
+    literals = literal_defaults(text, path[-1])
+    decorated = decorated_in(text, path[-1])
+    pin, check, broken, state = _guard(
+        codes, path, recognizer, active, literals, decorated=decorated
+    )
 
     def invoke(target: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
         check("before a call")
@@ -299,84 +308,6 @@ def _defaults_of(function: Any, tuple_: Any = tuple) -> Any:
         return None
     keywords = function.__kwdefaults__
     return (function.__defaults__, keywords, None if keywords is None else tuple_(keywords.items()))
-
-
-_UNKNOWN = object()  # a default the text writes as an expression, not a literal
-
-
-def _literal_defaults(text: str, last: str) -> Callable[[Any], bool]:
-    """Whether a function's defaults are those the retrieved ``text`` writes as literals, for
-    its definition named ``last`` (any default when the text cannot say: no such definition, or
-    an expression that is no literal)."""
-    positional: list[Any] = []
-    keywords: dict[str, Any] = {}
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        tree = ast.Module(body=[], type_ignores=[])
-    found = [
-        node
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == last
-    ]
-    if found:
-        arguments = found[-1].args  # the last one is what the name is bound to
-        positional = [_literal(d) for d in arguments.defaults]
-        keywords = {
-            a.arg: _literal(d)
-            for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
-            if d is not None
-        }
-    same, len_, type_, tuple_, dict_, all_, zip_ = _same, len, type, tuple, dict, all, zip
-    unknown = _UNKNOWN
-
-    def match(function: Any) -> bool:
-        if not found:
-            return True
-        held = function.__defaults__ or ()
-        held_keywords = function.__kwdefaults__ or {}
-        if type_(held) is not tuple_ or type_(held_keywords) is not dict_:
-            return False
-        if len_(held) != len_(positional) or len_(held_keywords) != len_(keywords):
-            return False
-        pairs = [*zip_(held, positional, strict=True)]
-        pairs += [(held_keywords.get(k), v) for k, v in keywords.items()]
-        return all_(v is unknown or same(h, v) for h, v in pairs)
-
-    return match
-
-
-def _literal(node: ast.expr) -> Any:
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return _UNKNOWN
-
-
-def _same(
-    value: Any,
-    literal: Any,
-    *,
-    type_: Any = type,
-    len_: Any = len,
-    all_: Any = all,
-    zip_: Any = zip,
-    repr_: Any = repr,
-) -> bool:
-    """``value`` is ``literal`` (a scalar or a tuple of them) in exact type and value; a set, a
-    list or a dict, unsure, is taken as the same. Builtins bound at import: this runs after
-    the module's code."""
-    kind = type_(literal)
-    if type_(value) is not kind:
-        return False
-    if kind is tuple:
-        return bool(
-            len_(value) == len_(literal)
-            and all_(_same(v, item) for v, item in zip_(value, literal, strict=True))
-        )
-    if kind in (set, frozenset, dict, list):
-        return True
-    return bool(repr_(value) == repr_(literal))  # exact builtin types: their own repr
 
 
 def _builtins_changed(codes: tuple[CodeType, ...]) -> Callable[[dict[str, Any]], str | None]:
