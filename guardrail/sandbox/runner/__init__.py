@@ -87,23 +87,23 @@ candidate's, seen as remote modules (`judge`).
 What it does not defend against: kernel exploits and side channels (the container and the host's
 seccomp/AppArmor profile are the next layers), and hostile *tests*.
 
-With module context the candidate's module (from the indexed tree, as hostile as the text) runs
-in the candidate process, and `retrieved` decides what is judged: the candidate compiles the
-module before any of its code runs, takes the runner out of ``sys.modules`` and
-``sys.meta_path``, holds its checks in closures and locals, and checks before and after every
-operation of the tests that the tested name still holds the definition's own function (its code
-object, globals, builtins, defaults), that no trace or profile function is set, that a wrapper
-ran the definition, and by the end that the tests ran it at all; the judge compares the
-fingerprints of its own compile (compile only, `fingerprints`) at the greeting and after the
-last test; `retrieved_text` reads what the text itself writes (its literal defaults, whether it
-decorates the definition: then what the decorator makes is a wrapper each call of which must run
-the definition, ``@curry``). A failure is ``missing_context``. So ``verified`` in context means "this text, bound under the
-tested name in its module, passed". Not defended: a module written against the runner can reach
-its objects through frames, ``gc`` or ``ctypes``, or answer on the channel itself, and forge any
-reply; a decorator, helper or base class the text uses is judged with it; a test that reaches it
-through another name (a re-export) calls what that name holds, and one operation of the job
-running the definition is enough; what another thread or a signal handler does to a call while it
-runs (a swap undone in time; on 3.13+, frame writes) is not seen.
+With module context the candidate's module (from the indexed tree, as hostile as the text) runs in
+the candidate process, and `retrieved` decides what is judged: the candidate compiles the module
+before any of its code runs, takes the runner out of ``sys.modules`` and ``sys.meta_path``, holds
+its checks in closures and locals, and checks before and after every operation of the tests that
+the tested name still holds the definition's own function (its code object, globals, builtins,
+defaults), that no trace or profile function is set, that a wrapper ran the definition, and by the
+end that the tests ran it at all; the judge compares the fingerprints of its own compile (compile
+only, `fingerprints`) at the greeting and after the last test; `retrieved_text` reads what the text
+itself writes (its literal defaults, whether it decorates the definition: then what the decorator
+makes is a wrapper each call of which must run the definition, ``@curry``). A failure is
+``missing_context``. So ``verified`` in context means "this text, bound under the tested name in
+its module, passed". Not defended: a module written against the runner can reach its objects
+through frames, ``gc`` or ``ctypes``, or answer on the channel itself, and forge any reply; a
+decorator, helper or base class the text uses is judged with it; a test that reaches it through
+another name (a re-export) calls what that name holds, and one operation of the job running the
+definition is enough; what another thread or a signal handler does to a call while it runs (a swap
+undone in time; on 3.13+, frame writes) is not seen.
 
 Process tree inside the container::
 
