@@ -7,12 +7,13 @@ code object the import will execute, and takes every reference its checks use (b
 ``sys`` functions) into closures then. After the import, ``pin`` refuses a name the module binds
 to anything but the definition's own function (its code object, made in the module's globals
 with Python's builtins, its defaults those the text writes; alone or under a standard-library
-wrapper), the class the text defines with its methods, or a wrapper that says it wraps it (then
-each call through it must run the definition's code). Before and after every operation of the
-tests it checks again: the name, the object's code and defaults, the builtins the text reads
-(never replaced in ``builtins``, never rebound in the module after the import), no trace or
-profile function; a profiler that removes itself once the definition starts tells
-whether an operation ran it. ``report`` gives the judge what it compares with its own compile.
+wrapper), the class the text defines with its methods, or a wrapper the text's own decorators
+made that says it wraps it (then each call through it must run the definition's code). Before
+and after every operation of the tests it checks again: the name, the object's code and
+defaults, the builtins the text reads (never replaced in ``builtins``, never rebound in the
+module after the import), no trace or profile function; a profiler that removes itself once
+the definition starts tells whether an operation ran it. ``report`` gives the judge what it
+compares with its own compile.
 
 A module that reaches the runner's own objects (frames, ``gc``, ``ctypes``) or writes on the
 channel itself can still forge what the candidate says; see the package's threat model.
@@ -144,9 +145,10 @@ def _guard(
     path: list[str],
     recognizer: _Recognizer,
     active: list[Any],
-    literals_match: Callable[[Any], bool],
+    literals: tuple[Callable[[Any], bool], bool],
 ) -> _Guard:
-    """`watch`'s binding of the name (``pin``) and the checks it repeats (``check``)."""
+    """`watch`'s binding of the name (``pin``) and the checks it repeats (``check``); ``literals``
+    is `_literal_defaults`' answer for the retrieved text."""
     defaults_of = _defaults_of
     at_path, mode_of, code_of, function_of, _running, _home = recognizer
     callable_, get = builtins.callable, builtins.getattr
@@ -166,8 +168,10 @@ def _guard(
                 " in builtins itself, so the text would not be judged as written"
             )
         state["mode"] = mode_of(value)
-        if state["mode"] is None and callable_(value) and wraps_ours(value):
-            state["mode"] = "ran"  # a wrapper: each call of it must run the definition's code
+        # A wrapper of the text's own decorators: each call must run the definition's code (one
+        # the text does not write is the module's: it may run it, then answer otherwise).
+        if state["mode"] is None and literals[1] and callable_(value) and wraps_ours(value):
+            state["mode"] = "ran"
         if state["mode"] is None:
             raise NotRetrieved(
                 f"the module binds {name!r} to"
@@ -175,7 +179,7 @@ def _guard(
                 " (it is rebound after it), so the retrieved text would not be judged"
             )
         function = function_of(value) if state["mode"] == "identity" else None
-        if function is not None and not literals_match(function):
+        if function is not None and not literals[0](function):
             raise NotRetrieved(
                 f"the module changed the defaults of {name!r} from those the retrieved text"
                 " writes, so the text would not be judged as written"
@@ -304,10 +308,10 @@ def _defaults_of(function: Any, tuple_: Any = tuple) -> Any:
 _UNKNOWN = object()  # a default the text writes as an expression, not a literal
 
 
-def _literal_defaults(text: str, last: str) -> Callable[[Any], bool]:
+def _literal_defaults(text: str, last: str) -> tuple[Callable[[Any], bool], bool]:
     """Whether a function's defaults are those the retrieved ``text`` writes as literals, for
     its definition named ``last`` (any default when the text cannot say: no such definition, or
-    an expression that is no literal)."""
+    an expression that is no literal); and whether the text decorates that definition."""
     positional: list[Any] = []
     keywords: dict[str, Any] = {}
     try:
@@ -343,7 +347,7 @@ def _literal_defaults(text: str, last: str) -> Callable[[Any], bool]:
         pairs += [(held_keywords.get(k), v) for k, v in keywords.items()]
         return all_(v is unknown or same(h, v) for h, v in pairs)
 
-    return match
+    return match, bool(found and found[-1].decorator_list)
 
 
 def _literal(node: ast.expr) -> Any:
