@@ -64,10 +64,14 @@ class CorpusContext(BaseModel):
 
 def context_root(pool: Pool) -> Path | None:
     """``<pool dir>/context`` for a pool loaded from files (``data/``'s sibling), else None; a
-    context root of this process (`guardrail.roots`): the pool was chosen by its user."""
+    context root of this process (`guardrail.roots`): the pool was chosen by its user. None too
+    when ``context`` is no folder of the pool's own: a link there is pool data naming a host
+    folder, which would become a context root and have its files shipped."""
     if pool.source is None:
         return None
     folder = pool.source.parent if pool.source.name == "data" else pool.source
+    if entry_kind(folder, CONTEXT_DIR) is not EntryKind.DIR:
+        return None
     return register_context_root(folder / CONTEXT_DIR)
 
 
@@ -82,13 +86,15 @@ def candidate_metadata(pool: Pool, entry: CorpusEntry) -> dict[str, Any]:
 
 def missing_context_file(pool: Pool) -> str | None:
     """The id of the first corpus entry whose context ``file`` is not in the pool's context
-    folder (the folder missing included), or None: the loader refuses such a pool, rather than
-    letting every such entry be judged ``missing_context``."""
+    folder (the folder missing, or a link in its place, included), or None: the loader refuses
+    such a pool, rather than letting every such entry be judged ``missing_context``."""
     root = context_root(pool)
     seen: dict[str, bool] = {}
     for entry in pool.corpus.values():
-        if entry.context is None or root is None:
+        if entry.context is None:
             continue
+        if root is None:  # no context folder, or a link in its place
+            return entry.corpus_id
         file = entry.context.file
         if file not in seen:
             seen[file] = entry_kind(root, file) is EntryKind.FILE  # a link is no file here

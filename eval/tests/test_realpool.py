@@ -18,6 +18,7 @@ import guardrail.sandbox.replay as replay
 import guardrail_eval.cli as eval_cli
 from guardrail.cli.app import app
 from guardrail.gate import Gate
+from guardrail.roots import trusted_root
 from guardrail.verdict import Reason, Status
 from guardrail_eval.arms import ArmKind
 from guardrail_eval.errors import PoolFormatError
@@ -353,3 +354,22 @@ def test_a_context_file_that_is_a_link_is_refused_at_load(tmp_path: Path) -> Non
     (tmp_path / "pool" / "context" / "pkg" / "mod.py").symlink_to(tmp_path / "host.py")
     with pytest.raises(PoolFormatError, match=r"corpus.jsonl:1: context.file: no such file"):
         load_pool(tmp_path / "pool")
+
+
+def test_a_context_folder_that_is_a_link_is_refused_at_load(tmp_path: Path) -> None:
+    """A pool's ``context`` linked to a host folder: nothing of it becomes a context root."""
+    data = tmp_path / "pool" / "data"
+    data.mkdir(parents=True)
+    context = {"file": "pkg/mod.py", "module": "pkg.mod", "qualified_name": "f"}
+    row = {"corpus_id": "c1", "code": "def f():\n    return 1\n", "label": "correct"}
+    query = {"query_id": "q1", "query": "one", "test_suite": ["assert f() == 1"]}
+    query |= {"correct_corpus_ids": ["c1"], "paired_distractor_corpus_ids": []}
+    (data / "corpus.jsonl").write_text(json.dumps({**row, "context": context}) + "\n")
+    (data / "queries.jsonl").write_text(json.dumps(query) + "\n")
+    host = tmp_path / "host"
+    (host / "pkg").mkdir(parents=True)
+    (host / "pkg" / "mod.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "pool" / "context").symlink_to(host)
+    with pytest.raises(PoolFormatError, match=r"corpus.jsonl:1: context.file: no such file"):
+        load_pool(tmp_path / "pool")
+    assert trusted_root(host) is None

@@ -7,12 +7,13 @@ code object the import will execute, and takes every reference its checks use (b
 ``sys`` functions) into closures then. After the import, ``pin`` refuses a name the module binds
 to anything but the definition's own function (its code object, made in the module's globals
 with Python's builtins, its defaults those the text writes; alone or under a standard-library
-wrapper), the class the text defines with its methods, or a wrapper that says it wraps it (then
-each call through it must run the definition's code). Before and after every operation of the
-tests it checks again: the name, the object's code and defaults, the builtins the text reads
-(never replaced in ``builtins``, never rebound in the module after the import), no trace or
-profile function; a profiler that removes itself once the definition starts tells
-whether an operation ran it. ``report`` gives the judge what it compares with its own compile.
+wrapper), the class the text defines with its methods, or what the text's own decorators made
+of it (then each call through it must run the definition's code). Before
+and after every operation of the tests it checks again: the name, the object's code and
+defaults, the builtins the text reads (never replaced in ``builtins``, never rebound in the
+module after the import), no trace or profile function; a profiler that removes itself once
+the definition starts tells whether an operation ran it. ``report`` gives the judge what it
+compares with its own compile.
 
 A module that reaches the runner's own objects (frames, ``gc``, ``ctypes``) or writes on the
 channel itself can still forge what the candidate says; see the package's threat model.
@@ -154,8 +155,8 @@ def _guard(
     (``@curry``: an object that says nothing of what it wraps) is what the text binds; it is
     taken as a wrapper whose every call must run the definition's code."""
     defaults_of = _defaults_of
-    at_path, mode_of, code_of, function_of, _running, _home = recognizer
-    callable_, get = builtins.callable, builtins.getattr
+    at_path, mode_of, _code_of, function_of, _running, _home = recognizer
+    callable_ = builtins.callable
     gettrace, getprofile = sys.gettrace, sys.getprofile
     name = ".".join(path)
     # pins: [namespace, the object under path[0], the object at the full path]
@@ -172,8 +173,11 @@ def _guard(
                 " in builtins itself, so the text would not be judged as written"
             )
         state["mode"] = mode_of(value)
-        if state["mode"] is None and callable_(value) and (decorated or wraps_ours(value)):
-            state["mode"] = "ran"  # a wrapper: each call of it must run the definition's code
+        # A wrapper of the text's own decorators (``@curry``, ``@functools.lru_cache``): each
+        # call must run the definition's code. One the text does not write is the module's (it
+        # may run the definition, then answer otherwise): refused.
+        if state["mode"] is None and decorated and callable_(value):
+            state["mode"] = "ran"
         if state["mode"] is None:
             raise NotRetrieved(
                 f"the module binds {name!r} to"
@@ -189,17 +193,6 @@ def _guard(
         # What the module may still change in place: the defaults, held as they are now.
         state["defaults"] = defaults_of(function)
         state["pins"] = [namespace, top, value]
-
-    def wraps_ours(value: Any) -> bool:
-        """Whether ``value`` says it wraps the definition (``functools.wraps``): only a claim,
-        which each call through it must bear out by running the definition's code."""
-        for _ in range(8):
-            value = get(value, "__wrapped__", None)
-            if value is None:
-                return False
-            if code_of(value) is not None:
-                return True
-        return False
 
     def broken(problem: str) -> NotRetrieved:
         if state["broken"] is None:
