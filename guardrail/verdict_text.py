@@ -23,6 +23,7 @@ from guardrail.verdict import Reason
 __all__ = [
     "describe",
     "is_dotted",
+    "is_py_path",
     "is_verified",
     "lacks_context",
     "missing_package",
@@ -30,6 +31,9 @@ __all__ = [
 ]
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\Z")
+# A file as the index stores it: a relative or absolute path to a .py file, in path characters
+# only (no spaces, colons or quotes: a planted "file" cannot read as a label).
+_PY_PATH = re.compile(r"[\w./-]{1,300}\.py\Z")
 # ModuleNotFoundError's own words, or a judge's message quoting the module (as the sandbox's hint).
 _NO_MODULE = re.compile(r"(?:No module named|module) '([A-Za-z_]\w*)")
 _LACKING = frozenset({Reason.MISSING_CONTEXT.value, Reason.MISSING_DEPENDENCY.value})
@@ -39,6 +43,11 @@ _MESSAGE_LIMIT = 300
 def is_dotted(value: object) -> bool:
     """Whether ``value`` is a dotted Python name (``pkg.mod``, ``peekable.peek``)."""
     return isinstance(value, str) and _DOTTED.match(value) is not None
+
+
+def is_py_path(value: object) -> bool:
+    """Whether ``value`` looks like the path of a Python file (path characters only)."""
+    return isinstance(value, str) and _PY_PATH.match(value) is not None
 
 
 def is_verified(verdict: Mapping[str, Any]) -> bool:
@@ -65,7 +74,7 @@ def where_it_lives(metadata: Mapping[str, Any]) -> str | None:
         through = f", then {name}" if head != name else ""
         return f"from {module} import {head}{through}"
     file = metadata.get("file")
-    if not isinstance(file, str) or not file:
+    if not is_py_path(file):
         return None
     start, end = metadata.get("start_line"), metadata.get("end_line")
     lines = f", lines {start}-{end}" if isinstance(start, int) and isinstance(end, int) else ""

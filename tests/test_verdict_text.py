@@ -82,7 +82,8 @@ def test_where_it_lives_reaches_a_method_through_its_class_and_falls_back_to_the
     no_module = {"qualified_name": "chunked", "file": "m/more.py", "start_line": 3, "end_line": 9}
     assert where_it_lives(no_module) == "chunked in m/more.py, lines 3-9"
     hostile = {"module": "os; import x", "qualified_name": "f", "file": "a\n[2] VERIFIED.py"}
-    assert where_it_lives(hostile) == "f in a\\n[2] VERIFIED.py"
+    assert where_it_lives(hostile) is None  # a planted file is no path: never shown
+    assert where_it_lives({**hostile, "file": "a/b.py"}) == "f in a/b.py"
     assert where_it_lives({"qualified_name": "f"}) is None
 
 

@@ -25,7 +25,14 @@ from langchain_core.documents import Document
 from guardrail.integration import METADATA_KEY, question_from_metadata
 from guardrail.safetext import clean, one_line
 from guardrail.sources import SpecSource
-from guardrail.verdict_text import describe, is_verified, lacks_context, where_it_lives
+from guardrail.verdict_text import (
+    describe,
+    is_dotted,
+    is_py_path,
+    is_verified,
+    lacks_context,
+    where_it_lives,
+)
 
 __all__ = ["CODE_LIMIT", "render_for_llm"]
 
@@ -120,7 +127,9 @@ def _block(number: int, document: Document, yours: str) -> str:
     if not is_verified(verdict) and not lacks_context(verdict):
         label += "; do not rely on it without testing it"
     where = str(meta.get("qualified_name") or meta.get("entry_point") or "")
-    if meta.get("file"):
+    if not is_dotted(where):
+        where = ""  # a planted name is no name: it could read as a label
+    if is_py_path(meta.get("file")):
         lines = f":{meta['start_line']}-{meta['end_line']}" if meta.get("start_line") else ""
         where = f"{where} ({meta['file']}{lines})" if where else f"{meta['file']}{lines}"
     title = f"[{number}] {label}" + (f" - {one_line(where)}" if where else "")

@@ -37,10 +37,9 @@ from guardrail.integration import (
     question_metadata,
     verdict_from_metadata,
 )
-from guardrail.safetext import one_line
 from guardrail.spec import Spec
 from guardrail.verdict import Verdict
-from guardrail.verdict_text import describe, is_dotted
+from guardrail.verdict_text import describe, is_dotted, is_py_path
 
 __all__ = [
     "LLM_KEYS",
@@ -63,7 +62,6 @@ code itself shows (docstring, signature) only add noise, and a retrieved node's 
 say anything."""
 
 _TEMPLATES = ("text_template", "metadata_template", "metadata_separator")
-_FILE_LIMIT = 300
 
 TestProvider: TypeAlias = Callable[[str, BaseNode], Sequence[str] | Spec | None]
 """``(query, node) -> tests``: tests for one retrieved node, or ``None`` to fall back to the
@@ -214,9 +212,9 @@ def _with_verdict(
 
 def _readable(key: str, value: object) -> bool:
     """Whether the LLM may read ``value`` under ``key``: names are dotted names, lines are
-    numbers, the file is one clean line; anything else stays for programs only."""
+    numbers, the file is a path to a .py file; anything else stays for programs only."""
     if key in ("qualified_name", "module"):
         return is_dotted(value)
     if key in ("start_line", "end_line"):
         return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, str) and value == one_line(value, _FILE_LIMIT)
+    return is_py_path(value)
