@@ -41,7 +41,7 @@ from typing import Any
 from guardrail.distribution import tree_distributions
 from guardrail.errors import GuardrailError, InputError
 from guardrail.precheck import parse
-from guardrail.roots import register_context_root, trusted_root
+from guardrail.roots import configured_roots, register_context_root, trusted_root
 from guardrail.substitution import SubstitutionError, substitute
 from guardrail.tree import (
     MAX_SOURCE_BYTES,
@@ -86,6 +86,9 @@ class CodeContext:
     qualified_name: str = ""
     start_line: int = 0
     end_line: int = 0
+    trusted: tuple[Path, ...] | None = None
+    """The context roots every file read must lie under (`guardrail.roots`; set from metadata:
+    `context_from_metadata`); None when the caller named ``root`` itself and vouches for it."""
 
     @property
     def package(self) -> bool:
@@ -96,8 +99,9 @@ class CodeContext:
 def context_metadata(path: str | Path, root: str | Path | None = None) -> dict[str, str]:
     """The context keys (``root``, ``file``, ``module``) of a Python file, for documents of any
     retriever. ``root`` defaults to the folder above the file's outermost package (the first
-    folder up without an ``__init__.py``), which is what ``sys.path`` would hold. The root
-    becomes a context root of this process (`guardrail.roots`): the caller vouched for it.
+    folder up without an ``__init__.py``), which is what ``sys.path`` would hold. What the
+    caller vouched for becomes a context root of this process (`guardrail.roots`): the ``root``
+    it gave, else the file's outermost package folder (a file in no package: the file alone).
 
     Only the root is resolved (`guardrail.tree.tree_root`); the file's path below it is taken as
     written, never through its links, so a link to a file elsewhere names the link, not its
@@ -118,8 +122,12 @@ def context_metadata(path: str | Path, root: str | Path | None = None) -> dict[s
         except ValueError:
             raise InputError(f"{file} is not under the context root {top}") from None
     module = _module_name(relative)
-    real = register_context_root(top)
-    return {"root": str(real), "file": relative.as_posix(), "module": module}
+    # What the caller vouched for: the root it named, else the file's package (or the file).
+    if root is not None:
+        register_context_root(top)
+    else:
+        register_context_root(top / relative.parts[0])
+    return {"root": os.path.realpath(top), "file": relative.as_posix(), "module": module}
 
 
 def context_from_metadata(
@@ -153,8 +161,9 @@ def context_from_metadata(
         except InputError as exc:
             raise MissingContextError(f"no module context: {exc}") from None
         own = [context_root] if context_root is not None else []
-        root_path = _trusted(found[0], [*context_roots, *own], "file", file)
-        return CodeContext(root_path, found[1], found[2], qualified, **lines)
+        trusted = _trusted(Path(os.path.abspath(file)), [*context_roots, *own], "file", file)
+        root_path = Path(os.path.realpath(found[0]))
+        return CodeContext(root_path, found[1], found[2], qualified, **lines, trusted=trusted)
     stored_root = metadata.get("root")
     root = context_root if context_root is not None else stored_root
     module = metadata.get("module")
@@ -167,13 +176,17 @@ def context_from_metadata(
         )
     if ".." in PurePosixPath(file).parts or "\0" in str(root):
         raise MissingContextError(f"no module context: {file!r} climbs out of its root")
-    if context_root is None:  # the caller's own root is trusted; a stored one must be vouched for
-        root = _trusted(root, context_roots, "root", root)
+    # The caller's own root is trusted; a stored one must be vouched for, file by file.
+    vouched = None
+    if context_root is None:
+        vouched = _trusted(Path(root, file), context_roots, "root", root)
     try:
         name = module if isinstance(module, str) and module else _module_name(PurePosixPath(file))
     except InputError as exc:
         raise MissingContextError(f"no module context: {exc}") from None
-    return CodeContext(Path(root), PurePosixPath(file).as_posix(), name, qualified, **lines)
+    return CodeContext(
+        Path(root), PurePosixPath(file).as_posix(), name, qualified, **lines, trusted=vouched
+    )
 
 
 def _package_top(file: Path) -> Path:
@@ -192,16 +205,17 @@ def _outermost_package(file: Path) -> tuple[Path, str, str]:
 
 
 def _trusted(
-    root: str | Path, context_roots: Iterable[str | Path], key: str, shown: object
-) -> Path:
-    found = trusted_root(root, context_roots)
-    if found is None:
+    target: Path, context_roots: Iterable[str | Path], key: str, shown: object
+) -> tuple[Path, ...]:
+    """The context roots in force, when the candidate's own file ``target`` lies under one."""
+    extra = tuple(context_roots)
+    if trusted_root(target, extra) is None:
         raise MissingContextError(
             f"no module context: the metadata's {key} {str(shown)[:200]!r} is not under any"
             " context root, so nothing is read from it (index the folder, or pass"
             " Gate(context_roots=[...]) or $GUARDRAIL_CONTEXT_ROOTS)"
         )
-    return found
+    return tuple(configured_roots(extra))
 
 
 def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
@@ -220,7 +234,8 @@ def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
             " sandbox that name is the standard library's"
         )
     root = _confined_root(context.root)
-    source = _read(root, context.file, required=True, max_bytes=MAX_SOURCE_BYTES)  # it is parsed
+    trusted = context.trusted
+    source = _read(root, context.file, trusted, required=True, max_bytes=MAX_SOURCE_BYTES)
     assert source is not None
     try:
         placed = substitute(source, code, context.qualified_name)
@@ -229,7 +244,7 @@ def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
     modules: dict[str, dict[str, Any]] = {}
     budget = _Budget()
     for name in _parents(context.module):  # the packages above it are required
-        entry = _entry(root, name, package=True)
+        entry = _entry(root, name, trusted, package=True)
         if entry is None:
             raise MissingContextError(f"package {name!r} of {context.file} cannot be read")
         budget.take(entry, required=True)
@@ -237,7 +252,7 @@ def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
     target = {"file": context.file, "package": context.package, "source": placed.source}
     budget.take(target, required=True)
     modules[context.module] = target
-    withheld = _add_reachable(root, modules, budget)
+    withheld = _add_reachable(root, modules, budget, trusted)
     judged = None
     if placed.lines and context.qualified_name:
         judged = {"name": context.qualified_name, "lines": [list(r) for r in placed.lines]}
@@ -276,7 +291,12 @@ class _Budget:
         return True
 
 
-def _add_reachable(root: Path, modules: dict[str, dict[str, Any]], budget: _Budget) -> list[str]:
+def _add_reachable(
+    root: Path,
+    modules: dict[str, dict[str, Any]],
+    budget: _Budget,
+    trusted: tuple[Path, ...] | None,
+) -> list[str]:
     """Breadth-first over imports from the shipped modules; each found module's packages too.
 
     Returns the modules withheld: in the tree, reached by an import, but not shipped (refused by
@@ -296,7 +316,7 @@ def _add_reachable(root: Path, modules: dict[str, dict[str, Any]], budget: _Budg
                 if candidate in seen or candidate.split(".")[0] in sys.stdlib_module_names:
                     continue
                 seen.add(candidate)
-                found = _entry(root, candidate)
+                found = _entry(root, candidate, trusted)
                 if found is not None and budget.take(found):
                     modules[candidate] = found
                     queue.append(candidate)
@@ -350,7 +370,9 @@ def imported_module(node: ast.ImportFrom, package: str) -> str | None:
     return ".".join(p for p in (anchor, node.module or "") if p)
 
 
-def _entry(root: Path, name: str, *, package: bool | None = None) -> dict[str, Any] | None:
+def _entry(
+    root: Path, name: str, trusted: tuple[Path, ...] | None, *, package: bool | None = None
+) -> dict[str, Any] | None:
     """``{"file", "package", "source"}`` of module ``name`` under ``root``, None if absent or
     refused (`guardrail.tree`: a link, not a regular file, too large).
 
@@ -359,13 +381,13 @@ def _entry(root: Path, name: str, *, package: bool | None = None) -> dict[str, A
     folder = PurePosixPath(*name.split("."))
     init = (folder / "__init__.py").as_posix()
     if entry_kind(root, init) is not None:  # a link or a FIFO is refused by `_read`
-        source = _read(root, init)
+        source = _read(root, init, trusted)
         return None if source is None else {"file": init, "package": True, "source": source}
     if package and entry_kind(root, folder) is EntryKind.DIR:
         return {"file": folder.as_posix() + "/", "package": True, "source": ""}
     module = folder.with_suffix(".py").as_posix()
     if package is not True and entry_kind(root, module) is not None:
-        source = _read(root, module)
+        source = _read(root, module, trusted)
         return None if source is None else {"file": module, "package": False, "source": source}
     return None
 
@@ -378,11 +400,20 @@ def _confined_root(root: Path) -> Path:
 
 
 def _read(
-    root: Path, relative: str, *, required: bool = False, max_bytes: int = _MAX_MODULE_BYTES
+    root: Path,
+    relative: str,
+    trusted: tuple[Path, ...] | None,
+    *,
+    required: bool = False,
+    max_bytes: int = _MAX_MODULE_BYTES,
 ) -> str | None:
     """A module's text, read with `guardrail.tree.read_in_tree` (nothing outside ``root``, no
-    link, regular files only); None (or, when ``required``, `MissingContextError`) if it cannot
-    be had."""
+    link, regular files only) and, when ``trusted`` is given, only under one of those context
+    roots; None (or, when ``required``, `MissingContextError`) if it cannot be had."""
+    if trusted is not None and trusted_root(root / relative, trusted) is None:
+        if required:
+            raise MissingContextError(f"{relative} is not under a context root")
+        return None
     try:
         return read_in_tree(root, relative, max_bytes=max_bytes).decode("utf-8-sig")
     except TreeFileError as exc:

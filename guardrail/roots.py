@@ -6,15 +6,18 @@ sandbox. Metadata is as hostile as the code it comes with (a planted corpus entr
 filled by someone else), so a ``root`` taken from it is never trusted on its own word: the host
 reads only under a root that the host itself vouched for, in this process or by configuration:
 
-* a folder given to ``guardrail.context_metadata`` (the caller computed the metadata from it);
-* a folder indexed by a `guardrail.CodeIndex` (it records its roots in the collection, so a
-  process that opens the collection again trusts them too);
+* the package a file given to ``guardrail.context_metadata`` belongs to (its outermost package
+  folder; a file outside any package: that file alone), or the ``root`` given with it;
+* a folder (or lone file) ``guardrail index`` or `guardrail.index.split_tree` read; a
+  `guardrail.CodeIndex` records those its snippets lie in, in the collection, so a process that
+  opens the collection again trusts them too (never the wider ``sys.path`` folder above them);
 * ``Gate(context_roots=[...])`` and ``Gate(context_root=...)``;
 * ``$GUARDRAIL_CONTEXT_ROOTS`` (folders separated by ``os.pathsep``).
 
-A document whose ``root`` (or, for collections written before roots were stored, whose absolute
-``file``) lies outside every context root is judged ``missing_context`` and nothing of it is
-read. Inside a root, `guardrail.tree` keeps every read within it (links are not followed out).
+A document whose file lies outside every context root is judged ``missing_context`` and nothing
+of it is read; of its module context, only files under a context root are read (the rest are
+withheld, and an import of one is ``missing_context`` in the sandbox). Within a root,
+`guardrail.tree` keeps every read inside it (no link is followed).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ __all__ = [
     "configured_roots",
     "register_context_root",
     "trusted_root",
+    "vouching_root",
 ]
 
 ENV_VAR = "GUARDRAIL_CONTEXT_ROOTS"
@@ -58,11 +62,17 @@ def configured_roots(extra: Iterable[str | Path] = ()) -> frozenset[Path]:
 
 def trusted_root(root: str | Path, extra: Iterable[str | Path] = ()) -> Path | None:
     """``root`` resolved when it is a context root or lies inside one, else ``None``."""
+    return None if vouching_root(root, extra) is None else _absolute(root)
+
+
+def vouching_root(path: str | Path, extra: Iterable[str | Path] = ()) -> Path | None:
+    """The context root ``path`` is (or lies inside), resolved; ``None`` when there is none. A
+    context root that is a file vouches for that file only."""
     try:
-        candidate = _absolute(root)
+        candidate = _absolute(path)
     except (OSError, ValueError, RuntimeError):  # a NUL byte, a link loop
         return None
-    for allowed in configured_roots(extra):
+    for allowed in sorted(configured_roots(extra)):
         if candidate == allowed or candidate.is_relative_to(allowed):
-            return candidate
+            return allowed
     return None

@@ -124,8 +124,8 @@ def test_a_code_index_records_its_roots_for_every_process_that_opens_it(
 
 
 @pytest.mark.usefixtures("isolated_cli")
-def test_guardrail_index_records_the_folder_it_walked_and_the_sys_path_root(
-    tmp_path: Path, minilm: SentenceTransformerEmbedding
+def test_guardrail_index_records_the_folder_it_walked_never_the_wider_sys_path_root(
+    tmp_path: Path, minilm: SentenceTransformerEmbedding, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from typer.testing import CliRunner
 
@@ -139,4 +139,46 @@ def test_guardrail_index_records_the_folder_it_walked_and_the_sys_path_root(
     result = CliRunner().invoke(app, ["index", str(sdist), "--collection", "walked"])
     assert result.exit_code == 0, result.output
     index = CodeIndex("walked", embedding_function=minilm, create=False)
-    assert sorted(index.roots()) == sorted([str(sdist.resolve()), str((sdist / "src").resolve())])
+    assert index.roots() == [str(sdist.resolve())]
+    # A package folder indexed alone (in a new process): its sys.path root is not trusted.
+    monkeypatch.setattr(roots, "_REGISTERED", set())
+    (sdist / "secret.py").write_text("TOKEN = 1\n")
+    result = CliRunner().invoke(app, ["index", str(package), "--collection", "pkgonly"])
+    assert result.exit_code == 0, result.output
+    alone = CodeIndex("pkgonly", embedding_function=minilm, create=False)
+    assert alone.roots() == [str(package.resolve())]
+
+
+@pytest.mark.usefixtures("untrusted")
+def test_what_the_caller_vouched_for_is_the_package_or_the_lone_file(tmp_path: Path) -> None:
+    """The red team's case: vouching for one loose file must not trust its whole folder."""
+    home = tmp_path / "home"
+    (home / "work").mkdir(parents=True)
+    (home / "scratch.py").write_text("def f():\n    return 1\n")
+    (home / "work" / "secret.py").write_text("TOKEN = 'x'\n")
+    context_metadata(home / "scratch.py")
+    assert context_from_metadata({"root": str(home), "file": "scratch.py"}) is not None
+    with pytest.raises(MissingContextError, match="not under any context root"):
+        context_from_metadata({"root": str(home), "file": "work/secret.py"})
+    root = _host_package(tmp_path / "proj")  # proj/private/secretpkg/{tools,settings}.py
+    (root / "loose.py").write_text("X = 1\n")
+    context_metadata(root / "secretpkg" / "tools.py")  # vouches for secretpkg, not root
+    assert context_from_metadata({"root": str(root), "file": "secretpkg/settings.py"}) is not None
+    with pytest.raises(MissingContextError, match="not under any context root"):
+        context_from_metadata({"root": str(root), "file": "loose.py"})
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("untrusted")
+def test_a_module_outside_the_vouched_package_is_withheld_not_shipped(
+    gate: Gate, tmp_path: Path
+) -> None:
+    root = _host_package(tmp_path)
+    (root / "outside.py").write_text(f"TOKEN = {SECRET!r}\n")
+    tools = root / "secretpkg" / "tools.py"
+    tools.write_text("def double(x):\n    import outside\n    return 2 * x\n")
+    metadata = {**context_metadata(tools), "qualified_name": "double"}
+    code = "def double(x):\n    import outside\n    print(outside.TOKEN)\n    return 2 * x\n"
+    (verdict,) = gate.verify([code], TESTS, metadata=[metadata])
+    assert (verdict.status, verdict.reason) == (Status.UNVERIFIABLE, Reason.MISSING_CONTEXT)
+    assert SECRET not in verdict.model_dump_json()

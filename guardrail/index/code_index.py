@@ -45,7 +45,7 @@ from guardrail.index.errors import (
     CollectionNameError,
 )
 from guardrail.index.snippet import Snippet, decode_metadata, stored_location
-from guardrail.roots import register_context_root
+from guardrail.roots import register_context_root, vouching_root
 
 __all__ = ["AddReport", "CodeIndex", "ProgressHook", "default_index_path"]
 
@@ -183,7 +183,7 @@ class CodeIndex:
         with self._errors("read existing snippets"):
             stored = self._stored_hashes(list(records))
         fresh = [s for key, s in records.items() if stored.get(key) != s.content_sha256]
-        self.record_roots({s.root for s in records.values() if s.root})
+        self.record_roots(_vouching_roots(records.values()))
         with self._errors("add snippets"):
             for done, batch in _batches(fresh, self._batch_size):
                 self._collection.upsert(
@@ -238,8 +238,9 @@ class CodeIndex:
     def record_roots(self, roots: Iterable[str]) -> None:
         """Trust ``roots`` as context roots (`guardrail.roots`), here and in every process that
         opens this collection: they are kept in the collection's own metadata, which documents
-        (and so a planted entry) cannot write. `add` records the roots of what it stores; a
-        writer records the folder it walked too (`TreeSplit.root`: an sdist above its ``src``)."""
+        (and so a planted entry) cannot write. `add` records the context roots its snippets lie
+        in (the folders `split_tree` read), never the wider ``sys.path`` folder above them; a
+        writer may record the folder it walked (`TreeSplit.root`) whatever it held."""
         known = set(self.roots())
         for root in roots:
             known.add(str(register_context_root(root)))
@@ -419,6 +420,12 @@ def _similarity_for(configuration: Mapping[str, Any]) -> Callable[[float], float
         # Chroma's l2 is the squared distance; for unit vectors it equals 2 - 2 cos.
         return lambda distance: 1.0 - distance / 2.0
     return lambda distance: 1.0 - distance
+
+
+def _vouching_roots(snippets: Iterable[Snippet]) -> set[str]:
+    """The context roots (`guardrail.roots`) the snippets' files lie in, as strings."""
+    found = (vouching_root(s.path) for s in snippets if s.file)
+    return {str(root) for root in found if root is not None}
 
 
 def _order_key(id_: str, metadata: Mapping[str, Any]) -> tuple[str, int, str, str]:

@@ -119,7 +119,7 @@ class TreeSplit(BaseModel):
     excluded: int = 0
     """Python files left out by the exclude globs and the test-file default (not read)."""
     root: str = ""
-    """The folder walked, resolved (a lone file: its folder); a context root (`guardrail.roots`)."""
+    """The folder walked (or the lone file), resolved: a context root (`guardrail.roots`)."""
 
     @property
     def snippets(self) -> list[Snippet]:
@@ -320,7 +320,7 @@ def split_tree(
             continue
         files[str(file)] = snippets
     report = SkipReport(files=tuple(skipped), functions=tuple(functions))
-    walked = register_context_root(root.parent if given.is_file() else root)
+    walked = register_context_root(root)  # the folder, or the lone file, the caller named
     return TreeSplit(files=files, skipped=report, excluded=excluded, root=str(walked))
 
 
