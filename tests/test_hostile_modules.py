@@ -177,3 +177,34 @@ def test_a_definition_that_runs_only_in_a_doctest_class_statement_is_judged(
         right_verdict, wrong_verdict = sandbox.run(jobs)
     assert right_verdict.status is Status.VERIFIED, right_verdict.message
     assert wrong_verdict.status is Status.FAILED, wrong_verdict.message
+
+
+def test_a_partial_application_must_run_the_definition_when_it_is_called(
+    sandbox_runtime: str,
+) -> None:
+    """``@curry``'s partial application is a wrapper in turn: the honest one verifies (and its
+    wrong twin fails); one whose partial answers without running the definition is refused."""
+    spec = Spec.build(
+        ["assert scaled_sum(2)(3) == 12", "assert scaled_sum(1)(4) == 10"], "scaled_sum"
+    )
+    jobs = []
+    for folder, change in (
+        ("curried_partial", ""),
+        ("curried_partial", "wrong"),
+        ("curried_partial_forged", ""),
+    ):
+        file = SNIPPETS / "context_modules" / folder / "sums.py"
+        source = file.read_text()
+        text = source[source.index("@curry\ndef scaled_sum") :]
+        if change:
+            text = text.replace("range(n + 1)", "range(n)")
+        prepared = prepare_job(
+            text, spec, {**context_metadata(file), "qualified_name": "scaled_sum"}
+        )
+        assert isinstance(prepared, PreparedJob), prepared
+        jobs.append(prepared.job)
+    with DockerSandbox(pool_size=1, timeout_s=5.0, runtime=sandbox_runtime) as sandbox:
+        honest, wrong, forged = sandbox.run(jobs)
+    assert honest.status is Status.VERIFIED, honest.message
+    assert wrong.status is Status.FAILED, wrong.message
+    assert (forged.status, forged.reason) == (Status.UNVERIFIABLE, Reason.MISSING_CONTEXT), forged

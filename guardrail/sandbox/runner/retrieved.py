@@ -43,6 +43,9 @@ from .retrieved_text import decorated_in, literal_defaults
 __all__ = ["NotRetrieved", "watch"]
 
 
+_MAX_PARTIALS = 64  # partial applications of a wrapper one job follows
+
+
 class NotRetrieved(Exception):
     """What the tests would call is not (or no longer) the retrieved definition."""
 
@@ -222,6 +225,43 @@ def _guard(
     return pin, check, broken, state
 
 
+def _settler(
+    path: list[str],
+    state: dict[str, Any],
+    check: Callable[[str], None],
+    broken: Callable[[str], NotRetrieved],
+) -> Callable[[Any, list[bool], list[Any]], None]:
+    """``settle(target, seen, result)``, run after each outermost operation of the tests: what
+    the profiler saw (``seen``), whether a call through a wrapper ran the definition, and the
+    checks again."""
+    type_, bound_method, any_, len_ = builtins.type, MethodType, builtins.any, builtins.len
+    callable_, lru_type = builtins.callable, functools._lru_cache_wrapper
+    # What a call through the wrapper gave back without running the definition, when that is
+    # itself callable: a partial application (``@curry``), held to the same rule in turn.
+    partials: list[Any] = []
+
+    def settle(target: Any, seen: list[bool], result: list[Any]) -> None:
+        """After an outermost operation: what the profiler saw, and the checks again."""
+        if not seen[1]:
+            raise broken("a profile function was set in the candidate during a call")
+        state["ran"] = state["ran"] or seen[0]
+        pins = state["pins"]
+        wrapper = pins[2] if pins and state["mode"] == "ran" else None
+        through = wrapper is not None and any_(
+            target is made or (type_(target) is bound_method and target.__func__ is made)
+            for made in [wrapper, *partials]
+        )
+        through = through and type_(wrapper) is not lru_type  # a cache hit runs nothing
+        if through and not seen[0]:
+            if not (result and callable_(result[0]) and len_(partials) < _MAX_PARTIALS):
+                name = ".".join(path)
+                raise broken(f"a call of what the module made of {name!r} ran none of it")
+            partials.append(result[0])
+        check("during a call")
+
+    return settle
+
+
 def watch(module_code: CodeType, judged: dict[str, Any], text: str) -> Watch:
     """The candidate's checks for the definition ``judged`` names in ``module_code``, whose
     retrieved ``text`` is the candidate's code (called before any code of the module runs; see
@@ -234,8 +274,7 @@ def watch(module_code: CodeType, judged: dict[str, Any], text: str) -> Watch:
     # Everything the checks use, taken now: the module may replace any of these names later.
     codes = tuple(definitions(module_code, judged))
     prints = sorted({fingerprint(code) for code in codes})
-    print_of, type_, str_, bound_method = fingerprint, builtins.type, builtins.str, MethodType
-    lru_type = functools._lru_cache_wrapper
+    print_of, str_ = fingerprint, builtins.str
     path = str(judged.get("name", "")).split(".")
     recognizer = _recognizer(codes, path)
     _at_path, _mode_of, code_of, _function_of, running, home = recognizer
@@ -257,26 +296,15 @@ def watch(module_code: CodeType, judged: dict[str, Any], text: str) -> Watch:
                 check("during a call")
         seen = [False, True]  # the definition's code ran; our profiler was left alone
         state["depth"] = 1
+        result: list[Any] = []
         try:
-            return profiled(target, args, kwargs, seen)
+            result.append(profiled(target, args, kwargs, seen))
+            return result[0]
         finally:
             state["depth"] = 0
-            settle(target, seen)
+            settle(target, seen, result)
 
-    def settle(target: Any, seen: list[bool]) -> None:
-        """After an outermost operation: what the profiler saw, and the checks again."""
-        if not seen[1]:
-            raise broken("a profile function was set in the candidate during a call")
-        state["ran"] = state["ran"] or seen[0]
-        pins = state["pins"]
-        wrapper = pins[2] if pins and state["mode"] == "ran" else None
-        through = wrapper is not None and (
-            target is wrapper or (type_(target) is bound_method and target.__func__ is wrapper)
-        )
-        through = through and type_(wrapper) is not lru_type  # a cache hit runs nothing
-        if through and not seen[0]:
-            raise broken(f"a call of what the module made of {'.'.join(path)!r} ran none of it")
-        check("during a call")
+    settle = _settler(path, state, check, broken)
 
     def report() -> dict[str, Any]:
         """``found``: the fingerprints of the definition's code objects as compiled; ``bound``:
