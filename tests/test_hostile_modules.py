@@ -5,7 +5,9 @@ Each folder of tests/snippets/hostile_modules holds a module ``sums.py`` whose `
 code tries to make the tests call something correct instead: by switching the runner's checks
 off, rebinding the name, swapping the function's code (at import, from a thread, on first call),
 rebuilding it over other globals, a decorator, a metaclass, ``__build_class__``, a module or
-class ``__getattr__``, a trace function, a builtin replaced in ``builtins``. The retrieved text
+class ``__getattr__``, a trace function, a builtin replaced in ``builtins``, an instance
+``__dict__`` or a ``__getattribute__`` that serves the tests a function running the real method
+and answering otherwise. The retrieved text
 is the file's own definition, as an index stores it; none may come back ``verified``, and none
 is blamed as ``failed`` where it was not the text that ran (``missing_context`` says so). The
 honest modules
@@ -208,3 +210,33 @@ def test_a_partial_application_must_run_the_definition_when_it_is_called(
     assert honest.status is Status.VERIFIED, honest.message
     assert wrong.status is Status.FAILED, wrong.message
     assert (forged.status, forged.reason) == (Status.UNVERIFIABLE, Reason.MISSING_CONTEXT), forged
+
+
+def test_a_class_judged_whole_yields_the_tests_its_own_methods(sandbox_runtime: str) -> None:
+    """With the class as the retrieved text (qualified name ``Summer``), a ``__getattribute__``
+    the text itself writes still may not hand the tests anything but the class's own method
+    (bound): one that runs it and answers otherwise is refused; an honest class verifies."""
+    jobs = []
+    for name in ("getattribute_calls_the_method_then_answers_otherwise", "honest_method"):
+        kind = "honest_modules" if name.startswith("honest") else "hostile_modules"
+        file = SNIPPETS / kind / name / "sums.py"
+        source = file.read_text()
+        text = source[source.index("class Summer") :]
+        spec = Spec.build(
+            [
+                f"assert Summer().sum_squares({n}) == {n * (n + 1) * (2 * n + 1) // 6}"
+                for n in (3, 1, 4)
+            ],
+            "Summer",
+        )
+        metadata = {**context_metadata(file), "qualified_name": "Summer"}
+        prepared = prepare_job(text, spec, metadata)
+        assert isinstance(prepared, PreparedJob), prepared
+        jobs.append(prepared.job)
+    with DockerSandbox(pool_size=1, timeout_s=5.0, runtime=sandbox_runtime) as sandbox:
+        hostile, honest = sandbox.run(jobs)
+    assert (hostile.status, hostile.reason) == (Status.UNVERIFIABLE, Reason.MISSING_CONTEXT), (
+        hostile
+    )
+    assert "another function" in hostile.message, hostile.message
+    assert honest.status is Status.VERIFIED, honest.message

@@ -18,7 +18,7 @@ reads a reply), `served` (callbacks the judge runs for the candidate, and draini
 `judge`, `doctesting` (a doctest example, run in the judge), `example_classes` (which of its
 classes the candidate defines), `checker` (doctest's output checker, mirrored), `privilege` (uid
 and rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase` (unbreakable deletes),
-`supervisor`, `boot`.
+`supervisor`, `boot`. `retrieved`'s checks of a judged class's reads are `method_reads`.
 Also `distributions` (the shipped package's distribution name and version, for
 ``importlib.metadata``). What crosses back as in-process: parts of a call's arguments in its
 result are the test's own objects (``{"argpart": n}``, `identity`), a test's callback's changes
@@ -104,6 +104,12 @@ decorator, helper or base class the text uses is judged with it; a test that rea
 another name (a re-export) calls what that name holds, and one operation of the job running the
 definition is enough; what another thread or a signal handler does to a call while it runs (a swap
 undone in time; on 3.13+, frame writes) is not seen.
+A judged method (or a judged class's methods) is also checked where the tests read it
+(`method_reads`): each read of its name through an instance or the class yields, as Python
+resolves it, the class's own entry (the function, or a method bound to its ``__func__``); an
+instance ``__dict__`` that shadows it, or a ``__getattribute__``/``__getattr__`` of the class or
+its metaclass the text does not write, is ``missing_context``. Reads the candidate's own code
+makes (``self.other()`` inside a method) are not the tests' and are not checked.
 
 Process tree inside the container::
 

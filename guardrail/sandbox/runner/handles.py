@@ -44,6 +44,7 @@ from .identity import (
     mutable_parts,
     reference_counts,
 )
+from .method_reads import read_attribute
 from .mirrors import Kept, is_mutable
 from .object_table import ObjectTable
 from .printed import MAX_PRINTED, Tee
@@ -318,7 +319,7 @@ def _set_attribute(target: Any, name: Any, value: Any) -> None:
 
 _OPERATIONS: dict[str, Any] = {
     "get": lambda target: target,
-    "getattr": lambda target, name: getattr(target, str(name)),
+    "getattr": read_attribute,  # known by identity: a judged method's reads are checked
     "setattr": _set_attribute,
     "getitem": lambda target, key: target[key],
     "setitem": lambda target, key, value: target.__setitem__(key, value),

@@ -13,7 +13,8 @@ and after every operation of the tests it checks again: the name, the object's c
 defaults, the builtins the text reads (never replaced in ``builtins``, never rebound in the
 module after the import), no trace or profile function; a profiler that removes itself once
 the definition starts tells whether an operation ran it. ``report`` gives the judge what it
-compares with its own compile.
+compares with its own compile. A judged method's class is checked where the tests read the
+method (`method_reads`): what they get is its own function, however the class serves it.
 
 A module that reaches the runner's own objects (frames, ``gc``, ``ctypes``) or writes on the
 channel itself can still forge what the candidate says; see the package's threat model.
@@ -38,6 +39,7 @@ from types import (
 from typing import Any, cast
 
 from .fingerprints import FUNCTION, definitions, fingerprint
+from .method_reads import with_reads
 from .retrieved_text import decorated_in, literal_defaults
 
 __all__ = ["NotRetrieved", "watch"]
@@ -64,6 +66,7 @@ _Recognizer = tuple[
     Callable[[Any], Any],  # function_of(value): the function under known wrappers, or None
     tuple[CodeType, ...],  # the definition's codes and its methods': what "ran" means
     list[Any],  # [the module's namespace], once pinned
+    Callable[[Any, tuple[CodeType, ...]], CodeType | None],  # own_code(value, among)
 ]
 
 
@@ -132,7 +135,7 @@ def _recognizer(codes: tuple[CodeType, ...], path: list[str]) -> _Recognizer:
         return own_code(value, codes)
 
     running = (*codes, *(c for group in methods.values() for c in group))
-    return at_path, mode_of, code_of, function_of, running, home
+    return at_path, mode_of, code_of, function_of, running, home, own_code
 
 
 _Guard = tuple[
@@ -158,7 +161,7 @@ def _guard(
     (``@curry``: an object that says nothing of what it wraps) is what the text binds; it is
     taken as a wrapper whose every call must run the definition's code."""
     defaults_of = _defaults_of
-    at_path, mode_of, _code_of, function_of, _running, _home = recognizer
+    at_path, mode_of, _code_of, function_of, _running, _home, _own = recognizer
     callable_ = builtins.callable
     gettrace, getprofile = sys.gettrace, sys.getprofile
     name = ".".join(path)
@@ -229,7 +232,7 @@ def _settler(
     path: list[str],
     state: dict[str, Any],
     check: Callable[[str], None],
-    broken: Callable[[str], NotRetrieved],
+    broken: Callable[[str], Exception],
 ) -> Callable[[Any, list[bool], list[Any]], None]:
     """``settle(target, seen, result)``, run after each outermost operation of the tests: what
     the profiler saw (``seen``), whether a call through a wrapper ran the definition, and the
@@ -277,13 +280,12 @@ def watch(module_code: CodeType, judged: dict[str, Any], text: str) -> Watch:
     print_of, str_ = fingerprint, builtins.str
     path = str(judged.get("name", "")).split(".")
     recognizer = _recognizer(codes, path)
-    _at_path, _mode_of, code_of, _function_of, running, home = recognizer
+    _at_path, _mode_of, code_of, _function_of, running, home, own_code = recognizer
     profiled, active = _profiled(running, home)
     literals = literal_defaults(text, path[-1])
     decorated = decorated_in(text, path[-1])
-    pin, check, broken, state = _guard(
-        codes, path, recognizer, active, literals, decorated=decorated
-    )
+    guard = _guard(codes, path, recognizer, active, literals, decorated=decorated)
+    pin, check, broken, state, reading = with_reads(guard, path, running, own_code)
 
     def invoke(target: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
         check("before a call")
@@ -320,7 +322,7 @@ def watch(module_code: CodeType, judged: dict[str, Any], text: str) -> Watch:
         bound = None if code is None else print_of(code)
         return {**said, "bound": bound, "broken": None}
 
-    return pin, invoke, report
+    return pin, reading(invoke), report
 
 
 def _defaults_of(function: Any, tuple_: Any = tuple) -> Any:
