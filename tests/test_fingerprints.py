@@ -8,6 +8,7 @@ candidate says, and the cheap path is the one taken on real code.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +71,19 @@ def test_the_definitions_own_lines_compile_as_in_the_module_on_real_code() -> No
             agree += sorted({fingerprints.fingerprint(c) for c in fast}) == _whole(context)
     assert total > 50
     assert agree / total > 0.95, (agree, total)
+
+
+def test_what_contextmanager_makes_of_the_definition_holds_its_frame() -> None:
+    """Calling a ``@contextlib.contextmanager`` function runs none of its code yet, as calling a
+    generator function does: the frame it made is the definition's, so the call counts."""
+    import contextlib
+
+    from guardrail.sandbox.runner.retrieved import _made_frame
+
+    def opened() -> Iterator[int]:
+        yield 1
+
+    manager = contextlib.contextmanager(opened)()
+    assert _made_frame(manager).f_code is opened.__code__
+    assert _made_frame(opened()).f_code is opened.__code__
+    assert _made_frame(object()) is None

@@ -23,6 +23,7 @@ channel itself can still forge what the candidate says; see the package's threat
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import opcode
 import sys
@@ -438,12 +439,20 @@ def _made_frame(
     result: object,
     type_: Any = type,
     kinds: tuple[Any, ...] = (GeneratorType, CoroutineType, AsyncGeneratorType),
+    managers: tuple[Any, ...] = (
+        contextlib._GeneratorContextManager,
+        contextlib._AsyncGeneratorContextManager,
+    ),
+    instance_dict: Any = object.__getattribute__,
 ) -> Any:
     """The frame of a generator, coroutine or async generator (calling a function of ours makes
-    one and runs none of its code yet); None for anything else. Read through the exact types
-    (defaults bound at import, before any candidate code): an object's own attributes are never
-    asked."""
+    one and runs none of its code yet), also inside what ``@contextlib.contextmanager`` makes of
+    one; None for anything else. Read through the exact types (defaults bound at import, before
+    any candidate code): an object's own attributes are never asked."""
     kind = type_(result)
+    if kind in managers:
+        result = instance_dict(result, "__dict__").get("gen")
+        kind = type_(result)
     if kind is kinds[0]:
         return cast("GeneratorType[Any, Any, Any]", result).gi_frame
     if kind is kinds[1]:
