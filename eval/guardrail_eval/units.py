@@ -22,6 +22,8 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 
+from guardrail.sandbox.runner.doctesting import names_of
+
 __all__ = ["doctest_source", "suite_units"]
 
 _DOCTEST_CALL = "__doctest_example__"
@@ -57,19 +59,13 @@ def _names(test: str) -> tuple[frozenset[str], frozenset[str]] | None:
     try:
         tree = ast.parse(test)
         source = _doctest_source(tree)
-        if source is not None:
-            tree = ast.parse(source)
+        if source is None:
+            source = test
+        else:
+            ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    reads: set[str] = set()
-    binds: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (reads if isinstance(node.ctx, ast.Load) else binds).add(node.id)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            binds.add(node.name)
-        elif isinstance(node, ast.alias):
-            binds.add((node.asname or node.name).split(".")[0])
+    reads, binds = names_of(source)
     return frozenset(reads), frozenset(binds)
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "doctest_example",
     "example_sources",
     "exception_line",
+    "names_of",
 ]
 
 _SHOWN = 200  # characters of expected and actual output a failure message quotes
@@ -90,7 +91,7 @@ def doctest_example(
     """
     namespace: dict[str, Any] = sys._getframe(1).f_globals
     session = namespace.setdefault(_SESSION, _Session())
-    reads, binds = _names_of(source)
+    reads, binds = names_of(source)
     if reads & session.unknown:
         session.unknown |= binds
         names = ", ".join(sorted(reads & session.unknown))
@@ -159,8 +160,8 @@ def _run(
         raise _Mismatch(f"expected {_cap(want)!r}, got {_cap(got)!r}")
 
 
-def _names_of(source: str) -> tuple[set[str], set[str]]:
-    """The names an example reads, and those it binds."""
+def names_of(source: str) -> tuple[set[str], set[str]]:
+    """The names an example reads, and those it binds (empty for one that does not parse)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
