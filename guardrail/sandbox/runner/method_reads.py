@@ -29,6 +29,7 @@ __all__ = ["Reads", "method_reads", "read_attribute", "with_reads"]
 Invoke = Callable[[Any, list[Any], dict[str, Any]], Any]
 
 _HOOKS = ("__getattribute__", "__getattr__")
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by Python code, not a builtin C type
 
 
 def read_attribute(target: Any, name: Any) -> Any:
@@ -50,6 +51,7 @@ def method_reads(written: Callable[[Any], bool]) -> Reads:
     type_, isinstance_, id_ = builtins.type, builtins.isinstance, builtins.id
     class_dict = builtins.type.__dict__["__dict__"].__get__
     mro_of = builtins.type.__dict__["__mro__"].__get__
+    flags_of = builtins.type.__dict__["__flags__"].__get__
     has, get = builtins.dict.__contains__, builtins.dict.get
     object_, type_type = builtins.object, builtins.type
     cached_type = functools.cached_property
@@ -58,8 +60,8 @@ def method_reads(written: Callable[[Any], bool]) -> Reads:
 
     def hooks(cls: Any) -> str | None:
         for klass in (*mro_of(cls), *mro_of(type_(cls))):
-            if klass is object_ or klass is type_type:
-                continue
+            if klass is object_ or klass is type_type or not flags_of(klass) & _HEAP_TYPE:
+                continue  # a builtin type's own slot (dict's __getattribute__) is Python's
             held = class_dict(klass)
             for hook in _HOOKS:
                 if hook in held and not written(held[hook]):
