@@ -43,7 +43,7 @@ import hashlib
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +67,7 @@ from guardrail_eval.build import (
 )
 from guardrail_eval.contexttrees import TreeStore
 from guardrail_eval.faults import RetryingSandbox, fault_reason
+from guardrail_eval.manifest import MANIFEST_FILE, base_inputs, tree_digest, write_manifest
 from guardrail_eval.mutations import Mutant, mutate_tasks
 from guardrail_eval.pool import CorpusEntry, Pool, Query, check_pool
 from guardrail_eval.poolcontext import CONTEXT_DIR, CorpusContext
@@ -110,12 +111,15 @@ def build_real_pool(
     max_distractors: int = 4,
     min_distractors: int = 1,
     notes: Sequence[str] = (),
+    inputs: Mapping[str, str] | None = None,
     on_task: Callable[[int, int], None] | None = None,
 ) -> tuple[Pool, BuildReport]:
     """Build the pool of ``sources`` (code trees) and write it to ``out_dir``; see the module.
 
-    ``notes`` go into the build report (where the trees came from). ``out_dir/context`` and
-    ``out_dir/data`` are replaced only once the build is done; on an error nothing is changed.
+    ``notes`` go into the build report (where the trees came from); ``inputs`` (each pinned
+    sdist's sha256, say) into the manifest (`guardrail_eval.manifest`) with the build's own.
+    ``out_dir/context`` and ``out_dir/data`` are replaced only once the build is done; on an
+    error nothing is changed.
 
     Raises:
         PoolBuildError: a source is not a folder, ``out_dir`` is inside one, or no query is left.
@@ -131,6 +135,7 @@ def build_real_pool(
     try:
         context = staging / "codebase"  # judged in during the build; shipped as trees
         staged = stage_tree(sources, context)
+        sources_digest = tree_digest({name: (context / name).read_bytes() for name in staged.files})
         functions = stripped_functions(context, indexed_functions(context))
         retrying = RetryingSandbox.around(gate.sandbox)
         store = TreeStore(staging / CONTEXT_DIR)
@@ -160,8 +165,15 @@ def build_real_pool(
                 + "; ".join(leaks)
                 + f" (more than {LEAK_MARGIN:.0%} above chance); nothing was written"
             )
+        (out / "data" / MANIFEST_FILE).unlink(missing_ok=True)  # never beside other files
         _replace_dir(store.context_dir, out / CONTEXT_DIR)
         write_built_pool(pool, report, out)
+        settings = {
+            "max_distractors": str(max_distractors),
+            "min_distractors": str(min_distractors),
+        }
+        extra = {"sources": sources_digest, **settings, **(inputs or {})}
+        write_manifest(out, base_inputs(seed, report.image_id, extra))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return pool, report
