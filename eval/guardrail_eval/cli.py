@@ -415,6 +415,12 @@ def _rebuild_words(previous: PoolManifest, new: PoolManifest | None) -> str:
     if new is None:
         return "the new build wrote no manifest to compare with the previous one"
     inputs, outputs = differences(previous, new)
+    unclean = [name for name, m in (("the previous", previous), ("this", new)) if not m.clean]
+    if outputs and unclean:
+        return (
+            f"differs from the previous build in {', '.join(outputs)}; {' and '.join(unclean)}"
+            " build left sandbox faults, so its bytes depend on the machine's load"
+        )
     if not outputs:
         return "rebuilt byte-identical to the previous build in this folder (data/, context/)"
     changed = f"differs from the previous build in {', '.join(outputs)}"

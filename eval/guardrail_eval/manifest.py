@@ -44,6 +44,9 @@ class PoolManifest(BaseModel):
 
     inputs: dict[str, str]
     outputs: dict[str, str] = Field(default_factory=dict)
+    clean: bool = Field(
+        default=True, description="no sandbox fault was left: the bytes do not depend on load"
+    )
 
     def render_json(self) -> str:
         return self.model_dump_json(indent=2) + "\n"
@@ -70,7 +73,7 @@ def tree_digest(files: Mapping[str, bytes]) -> str:
     return digest.hexdigest()
 
 
-def write_manifest(out_dir: Path, inputs: Mapping[str, str]) -> PoolManifest:
+def write_manifest(out_dir: Path, inputs: Mapping[str, str], *, clean: bool) -> PoolManifest:
     """Hash what the build wrote under ``out_dir`` and write ``out_dir/data/manifest.json``:
     each file of ``data/`` (its report and the manifest aside) and ``context/`` as one digest
     (`tree_digest` of its files); returns the manifest."""
@@ -88,7 +91,7 @@ def write_manifest(out_dir: Path, inputs: Mapping[str, str]) -> PoolManifest:
             if path.is_file()
         }
         outputs[f"{CONTEXT_DIR}/"] = tree_digest(files)
-    manifest = PoolManifest(inputs=dict(sorted(inputs.items())), outputs=outputs)
+    manifest = PoolManifest(inputs=dict(sorted(inputs.items())), outputs=outputs, clean=clean)
     write_text_atomically({data / MANIFEST_FILE: manifest.render_json()})
     return manifest
 

@@ -173,7 +173,7 @@ def build_real_pool(
             "min_distractors": str(min_distractors),
         }
         extra = {"sources": sources_digest, **settings, **(inputs or {})}
-        write_manifest(out, base_inputs(seed, report.image_id, extra))
+        write_manifest(out, base_inputs(seed, report.image_id, extra), clean=bool(report.clean))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return pool, report
