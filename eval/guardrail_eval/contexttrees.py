@@ -17,10 +17,11 @@ A fork thus costs one object (its changed module) and one small manifest; the sa
 same ids on every machine. To be judged, a tree is materialized (`materialize`) as a real folder
 under the guardrail cache (``pools/trees/<tree id>/``, its files hard links to verified copies of
 the objects in ``pools/objects/``, plain copies where links cannot be made), once, atomically,
-and registered as a context root: `guardrail.context` then reads it like any indexed tree (no
-link, regular files only, nothing outside it). Everything in a manifest is pool data, as hostile
-as a candidate: paths must be plain relative ``.py`` paths, every object's bytes must hash to its
-name, a manifest to its id; anything else is a `TreeError`, never a read outside the pool.
+and its trees folder registered as a context root: `guardrail.context` then reads it like any
+indexed tree (no link, regular files only, nothing outside it). Everything in a manifest is pool
+data, as hostile as a candidate: paths must be plain relative ``.py`` paths, every object's bytes
+must hash to its name, a manifest to its id; anything else is a `TreeError`, never a read
+outside the pool.
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ def object_bytes(context_dir: Path, digest: str) -> bytes:
 
 
 def materialize(context_dir: Path, tree_id: str, cache: Path) -> Path:
-    """Tree ``tree_id`` of ``context_dir`` as a real folder under ``cache``, a context root.
+    """Tree ``tree_id`` of ``context_dir`` as a real folder under ``cache`` (in a context root).
 
     Made once (``cache/trees/<tree id>``, written in a temporary folder and renamed into place),
     then reused by every process: the id is the hash of its content. Returns the folder.
@@ -170,7 +171,7 @@ def materialize(context_dir: Path, tree_id: str, cache: Path) -> Path:
     """
     target = cache / TREES_DIR / tree_id
     if target.is_dir():
-        return register_context_root(target)
+        return _trusted(target)
     files = tree_files(context_dir, tree_id)
     objects = cache / OBJECTS_DIR
     objects.mkdir(parents=True, exist_ok=True)
@@ -194,7 +195,15 @@ def materialize(context_dir: Path, tree_id: str, cache: Path) -> Path:
                 raise
     finally:
         shutil.rmtree(building, ignore_errors=True)
-    return register_context_root(target)
+    return _trusted(target)
+
+
+def _trusted(tree: Path) -> Path:
+    """``tree`` resolved, its trees folder a context root: one root for every materialized tree
+    (each checked against its hashes when made), so checking a read stays cheap however many
+    trees a pool has."""
+    register_context_root(tree.parent)
+    return tree.resolve()
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

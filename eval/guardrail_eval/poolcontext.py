@@ -111,7 +111,7 @@ def context_root(pool: Pool) -> Path | None:
     return None if folder is None else register_context_root(folder)
 
 
-_MATERIALIZED: dict[tuple[Path, str], Path] = {}
+_MATERIALIZED: dict[tuple[Path, Path, str], Path] = {}
 
 
 def entry_root(pool: Pool, entry: CorpusEntry) -> Path | None:
@@ -128,9 +128,10 @@ def entry_root(pool: Pool, entry: CorpusEntry) -> Path | None:
     folder = _context_dir(pool)
     if folder is None:
         return None
-    key = (folder.resolve(), entry.context.tree)
+    cache = trees_cache()
+    key = (folder.resolve(), cache, entry.context.tree)
     if key not in _MATERIALIZED:
-        _MATERIALIZED[key] = materialize(folder, entry.context.tree, trees_cache())
+        _MATERIALIZED[key] = materialize(folder, entry.context.tree, cache)
     return _MATERIALIZED[key]
 
 
