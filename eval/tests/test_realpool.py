@@ -125,19 +125,21 @@ def test_a_tree_becomes_queries_verified_mutants_and_shipped_context(
     assert all(re.fullmatch(r"r_[0-9a-f]{16}", cid) for cid in pool.corpus)
     # Paired distractors are mutants of their canonical, each in a fork of the codebase of its
     # own: the same module and name, another tree.
-    codebase = {e.context.tree for e in pool.corpus.values() if e.bug_type in (None, NATURAL)}
+    codebase = {
+        e.context and e.context.tree for e in pool.corpus.values() if e.bug_type in (None, NATURAL)
+    }
     assert len(codebase) == 1 and None not in codebase
-    forks = set()
+    forks: set[str | None] = set()
     for query in pool.queries:
         assert query.paired_distractor_corpus_ids == sorted(query.paired_distractor_corpus_ids)
-        canonical = pool.canonical(query).context
-        assert canonical is not None and "tree" not in query.metadata  # no tree tells it
+        home = pool.canonical(query).context
+        assert home is not None and "tree" not in query.metadata  # no tree tells it
         for cid in query.paired_distractor_corpus_ids:
-            context = pool.corpus[cid].context
+            fork = pool.corpus[cid].context
             assert pool.corpus[cid].bug_type not in (None, NATURAL)
-            assert context is not None and context.tree not in codebase
-            assert context.model_copy(update={"tree": canonical.tree}) == canonical
-            forks.add(context.tree)
+            assert fork is not None and fork.tree not in codebase
+            assert fork.model_copy(update={"tree": home.tree}) == home
+            forks.add(fork.tree)
     mutants = sum(len(q.paired_distractor_corpus_ids) for q in pool.queries)
     assert len(forks) == mutants
     assert report.clean is True and report.queries == 2
