@@ -39,7 +39,7 @@ from guardrail_eval.pool import (
     check_pool,
     write_pool,
 )
-from guardrail_eval.poolcontext import CONTEXT_DIR
+from guardrail_eval.poolcontext import CONTEXT_DIR, CorpusContext, shipped_module_text
 from guardrail_eval.pools import TaskSource
 from guardrail_eval.shortcuts import ShortcutBaselines, family_baselines
 
@@ -255,16 +255,13 @@ def write_built_pool(pool: Pool, report: BuildReport, out_dir: Path) -> Path:
 def with_shortcuts(report: BuildReport, pool: Pool, out_dir: Path) -> BuildReport:
     """``report`` with the shortcut baselines over each query's family, the module text read
     from ``out_dir/context/`` (written before this, for a pool of real code)."""
-    texts: dict[str, str | None] = {}
+    texts: dict[CorpusContext, str | None] = {}
 
     def module_text(corpus_id: str) -> str | None:
         context = pool.corpus[corpus_id].context
-        if context is None:
-            return None
-        if context.file not in texts:
-            path = out_dir / CONTEXT_DIR / context.file
-            texts[context.file] = path.read_text(encoding="utf-8") if path.is_file() else None
-        return texts[context.file]
+        if context is not None and context not in texts:
+            texts[context] = shipped_module_text(out_dir / CONTEXT_DIR, context)
+        return None if context is None else texts[context]
 
     return report.model_copy(update={"shortcuts": family_baselines(pool, module_text)})
 

@@ -60,6 +60,7 @@ from guardrail_eval.terminal import mutation_table, summary_tables
 from guardrail_eval.visible import DEFAULT_DRAWS
 
 if TYPE_CHECKING:
+    from guardrail_eval.manifest import PoolManifest
     from guardrail_eval.pool import Pool
     from guardrail_eval.runner import EvalProgress, EvalSettings
     from guardrail_eval.summary import Summary
@@ -311,15 +312,17 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
     a HumanEval or real-code pool is written marked ``clean: false``.
     """
     from guardrail_eval.build import describe_faults
+    from guardrail_eval.manifest import read_manifest
 
     real = bool(sources or sdists)
+    previous = None
     with reporting_eval_errors():
         if real and which is not None:
             fail(f"give either a pool name ({which!r}) or --from/--from-sdist, not both")
         which = which or BUILTIN
         if which not in {BUILTIN, HUMANEVAL}:
             fail(f"unknown pool {which!r}; expected {BUILTIN} or {HUMANEVAL}")
-        trees, notes = _real_trees(sources or [], sdists or []) if real else ([], [])
+        trees, notes, inputs = _real_trees(sources or [], sdists or []) if real else ([], [], {})
         with (
             build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
             removing_containers_on_signals(gate.sandbox),
@@ -334,6 +337,7 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
                 from guardrail_eval.realpool import build_real_pool
 
                 target = out or Path("realcode-pool")
+                previous = read_manifest(target)
                 pool, report = build_real_pool(
                     trees,
                     gate,
@@ -341,6 +345,7 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
                     seed=seed,
                     min_distractors=min_distractors,
                     notes=notes,
+                    inputs=inputs,
                     on_task=on_task,
                 )
             elif which == BUILTIN:
@@ -368,6 +373,8 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
     console.print(mutation_table(report))
     for note in report.notes[: len(notes) + 1] if real else []:
         console.print(Text(clean(note)), highlight=False)
+    if real and previous is not None:
+        console.print(Text(_rebuild_words(previous, read_manifest(target))), highlight=False)
     for task in report.excluded:
         excluded = clean(f"excluded {task.task_id}: {task.reason}")
         console.print(Text(excluded, "dim"), highlight=False)
@@ -380,17 +387,46 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
         )
 
 
-def _real_trees(sources: list[Path], pins: list[str]) -> tuple[list[Path], list[str]]:
-    """The code trees of ``--from`` and ``--from-sdist`` (downloaded), with provenance notes."""
-    from guardrail_eval.sdists import fetch_pins
+def _real_trees(
+    sources: list[Path], pins: list[str]
+) -> tuple[list[Path], list[str], dict[str, str]]:
+    """The code trees of ``--from`` and ``--from-sdist`` (downloaded), with provenance notes and
+    each sdist's sha256 (inputs of the pool's manifest)."""
+    from guardrail_eval.sdists import fetch_pins, parse_pin, sha256_of
     from guardrail_eval.selection import pool_cache_root
 
     for source in sources:
         if not source.is_dir():
             problem = "no such folder" if not source.exists() else "not a folder"
             fail(f"--from {source}: {problem}; give the root of a Python code tree")
-    trees, notes = fetch_pins(pins, pool_cache_root() / "sdists")
-    return [*sources, *trees], [*(f"tree {s.resolve()}" for s in sources), *notes]
+    cache = pool_cache_root() / "sdists"
+    trees, notes = fetch_pins(pins, cache)
+    inputs = {
+        f"sdist {name}=={version}": sha256_of(cache, name, version) or "unknown"
+        for name, version in map(parse_pin, pins)
+    }
+    return [*sources, *trees], [*(f"tree {s.resolve()}" for s in sources), *notes], inputs
+
+
+def _rebuild_words(previous: PoolManifest, new: PoolManifest | None) -> str:
+    """What a rebuild into a folder that held a pool says about reproducibility."""
+    from guardrail_eval.manifest import differences
+
+    if new is None:
+        return "the new build wrote no manifest to compare with the previous one"
+    inputs, outputs = differences(previous, new)
+    unclean = [name for name, m in (("the previous", previous), ("this", new)) if not m.clean]
+    if outputs and unclean:
+        return (
+            f"differs from the previous build in {', '.join(outputs)}; {' and '.join(unclean)}"
+            " build left sandbox faults, so its bytes depend on the machine's load"
+        )
+    if not outputs:
+        return "rebuilt byte-identical to the previous build in this folder (data/, context/)"
+    changed = f"differs from the previous build in {', '.join(outputs)}"
+    if inputs:
+        return clean(f"{changed}; inputs that differ: {'; '.join(inputs)}")
+    return f"{changed} with the same inputs: the build is not reproducible, please report it"
 
 
 @contextmanager

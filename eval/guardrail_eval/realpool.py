@@ -19,7 +19,12 @@ source files of its module contexts in ``DIR/context/``, see `guardrail_eval.poo
    paired distractors (a query needs ``min_distractors`` of them);
 4. every indexed function is in the corpus, unchanged: a query's canonical is ``correct``, any
    other is ``incorrect`` with bug type ``natural`` (a real near-clone or unrelated function of
-   the codebase; whether it passes a query's tests is decided by running it, as for any entry).
+   the codebase; whether it passes a query's tests is decided by running it, as for any entry);
+5. every entry lives in a code tree of its own (`guardrail_eval.contexttrees`): the canonicals
+   and natural functions in the codebase as copied, each mutant in a fork of it whose module has
+   the mutant in place of its function, so every entry's text is the definition in the module it
+   ships in and "the text found in its module" tells no canonical from its mutants. The trees
+   are stored content-addressed in ``context/`` (a fork costs its one changed module).
 
 Corpus ids are opaque (`opaque_id`: ``r_`` and 16 hex digits of a hash of the seed and the
 function's key ``module:qualified_name``, a mutant's of its text too), and the corpus and each
@@ -38,7 +43,7 @@ import hashlib
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +53,7 @@ from guardrail.gate import Gate
 from guardrail.precheck import size_problem
 from guardrail.sandbox.shipping import RUNNER_VERSION
 from guardrail.spec import Spec, spec_size_problem
+from guardrail.substitution import SubstitutionError, substitute
 from guardrail.verdict import Verdict
 from guardrail_eval.build import (
     BUILDER_VERSION,
@@ -59,12 +65,15 @@ from guardrail_eval.build import (
     with_shortcuts,
     write_built_pool,
 )
+from guardrail_eval.contexttrees import TreeStore
 from guardrail_eval.faults import RetryingSandbox, fault_reason
+from guardrail_eval.manifest import MANIFEST_FILE, base_inputs, tree_digest, write_manifest
 from guardrail_eval.mutations import Mutant, mutate_tasks
 from guardrail_eval.pool import CorpusEntry, Pool, Query, check_pool
-from guardrail_eval.poolcontext import CONTEXT_DIR
+from guardrail_eval.poolcontext import CONTEXT_DIR, CorpusContext
 from guardrail_eval.pools import TaskSource
 from guardrail_eval.realtree import IndexedFunction, indexed_functions, stage_tree
+from guardrail_eval.shortcuts import LEAK_MARGIN, construction_leaks
 from guardrail_eval.stripping import stripped_functions
 from guardrail_eval.units import suite_units
 
@@ -102,12 +111,15 @@ def build_real_pool(
     max_distractors: int = 4,
     min_distractors: int = 1,
     notes: Sequence[str] = (),
+    inputs: Mapping[str, str] | None = None,
     on_task: Callable[[int, int], None] | None = None,
 ) -> tuple[Pool, BuildReport]:
     """Build the pool of ``sources`` (code trees) and write it to ``out_dir``; see the module.
 
-    ``notes`` go into the build report (where the trees came from). ``out_dir/context`` and
-    ``out_dir/data`` are replaced only once the build is done; on an error nothing is changed.
+    ``notes`` go into the build report (where the trees came from); ``inputs`` (each pinned
+    sdist's sha256, say) into the manifest (`guardrail_eval.manifest`) with the build's own.
+    ``out_dir/context`` and ``out_dir/data`` are replaced only once the build is done; on an
+    error nothing is changed.
 
     Raises:
         PoolBuildError: a source is not a folder, ``out_dir`` is inside one, or no query is left.
@@ -121,14 +133,16 @@ def build_real_pool(
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".build-", dir=out))
     try:
-        context = staging / CONTEXT_DIR
+        context = staging / "codebase"  # judged in during the build; shipped as trees
         staged = stage_tree(sources, context)
+        sources_digest = tree_digest({name: (context / name).read_bytes() for name in staged.files})
         functions = stripped_functions(context, indexed_functions(context))
         retrying = RetryingSandbox.around(gate.sandbox)
+        store = TreeStore(staging / CONTEXT_DIR)
         try:
             own = Gate(retrying, cache=gate.cache if gate.cache is not None else False)
             built = _Builder(functions, context, out.name, seed, max_distractors, min_distractors)
-            pool, report = built.run(own, on_task)
+            pool, report = built.run(own, on_task, _Trees(store, context, staged.files))
         finally:
             retrying.close()
         faults = task_faults(built.tasks, retrying)
@@ -143,9 +157,23 @@ def build_real_pool(
                 "duration_s": round(time.perf_counter() - started, 3),
             }
         )
-        _replace_dir(context, out / CONTEXT_DIR)
-        report = with_shortcuts(report, pool, out)
+        report = with_shortcuts(report, pool, staging)
+        leaks = construction_leaks(report.shortcuts) if report.shortcuts else []
+        if leaks:
+            raise PoolBuildError(
+                "the pool gives its answer away: over the families, "
+                + "; ".join(leaks)
+                + f" (more than {LEAK_MARGIN:.0%} above chance); nothing was written"
+            )
+        (out / "data" / MANIFEST_FILE).unlink(missing_ok=True)  # never beside other files
+        _replace_dir(store.context_dir, out / CONTEXT_DIR)
         write_built_pool(pool, report, out)
+        settings = {
+            "max_distractors": str(max_distractors),
+            "min_distractors": str(min_distractors),
+        }
+        extra = {"sources": sources_digest, **settings, **(inputs or {})}
+        write_manifest(out, base_inputs(seed, report.image_id, extra), clean=bool(report.clean))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return pool, report
@@ -174,7 +202,7 @@ class _Builder:
         self.units: dict[str, list[list[int]]] = {}
 
     def run(
-        self, gate: Gate, on_task: Callable[[int, int], None] | None
+        self, gate: Gate, on_task: Callable[[int, int], None] | None, trees: _Trees
     ) -> tuple[Pool, BuildReport]:
         verified = self._verified(gate)
         self.units = self._passing_units(gate, verified)
@@ -201,7 +229,7 @@ class _Builder:
                 f"no query is left of {len(self.functions)} functions"
                 f" ({len(self.tasks)} with doctests): {self._why_none()}"
             )
-        pool = self._assemble(kept)
+        pool = self._assemble(kept, trees)
         report = BuildReport(
             name=self.name,
             seed=self.seed,
@@ -305,7 +333,7 @@ class _Builder:
         reasons = sorted({task.reason for task in self.excluded})
         return "; ".join(reasons[:3]) or "no function has doctest examples that call it"
 
-    def _assemble(self, kept: dict[str, list[Mutant]]) -> Pool:
+    def _assemble(self, kept: dict[str, list[Mutant]], trees: _Trees) -> Pool:
         corpus: dict[str, CorpusEntry] = {}
         queries: list[Query] = []
         rows: list[dict[str, Any]] = []
@@ -330,7 +358,7 @@ class _Builder:
                     "label": "correct" if canonical else "incorrect",
                     "bug_type": None if canonical else NATURAL,
                     "source_entry_id": context.module,
-                    "context": context,
+                    "context": trees.codebase(context),
                 },
             )
             if not canonical:
@@ -345,7 +373,7 @@ class _Builder:
                         "label": "incorrect",
                         "bug_type": mutant.bug_type.value,
                         "source_entry_id": context.module,
-                        "context": context,
+                        "context": trees.fork(context, mutant.code),
                     },
                     mutant.code,
                 )
@@ -374,7 +402,7 @@ class _Builder:
                         "generator": GENERATOR,
                         "builder_version": BUILDER_VERSION,
                         "seed": self.seed,
-                        **context.model_dump(),
+                        **context.model_dump(exclude={"tree"}),
                     },
                     entry_point=task.entry_point,
                     test_setup=task.setup,
@@ -386,6 +414,33 @@ class _Builder:
         pool = Pool(name=self.name, corpus=ordered, queries=queries, distractor_metadata=rows)
         check_pool(pool)
         return pool
+
+
+class _Trees:
+    """Step 5: the codebase's tree and each mutant's fork, stored in ``store``."""
+
+    def __init__(self, store: TreeStore, codebase: Path, files: Sequence[str]) -> None:
+        self.store = store
+        self.files = {name: (codebase / name).read_bytes() for name in files}
+        self.codebase_id = store.add(self.files)
+
+    def codebase(self, context: CorpusContext) -> CorpusContext:
+        """``context`` in the codebase as copied."""
+        return context.model_copy(update={"tree": self.codebase_id})
+
+    def fork(self, context: CorpusContext, code: str) -> CorpusContext:
+        """``context`` in a fork of the codebase whose module has ``code`` for its function.
+
+        Raises:
+            PoolBuildError: the text cannot be placed (it was judged there, so never expected).
+        """
+        module = self.files[context.file].decode("utf-8")
+        try:
+            placed = substitute(module, code, context.qualified_name)
+        except SubstitutionError as exc:
+            raise PoolBuildError(f"{context.file}: a mutant cannot be placed: {exc}") from None
+        files = {**self.files, context.file: placed.source.encode("utf-8")}
+        return context.model_copy(update={"tree": self.store.add(files)})
 
 
 def _verdict_words(verdict: Verdict) -> str:

@@ -20,6 +20,14 @@ is broken uniformly at random, in expectation, so no order of the candidates dec
 pool builder records each picker over every query's family (its canonicals and paired
 distractors: chance is 1 / family size) in ``build_report.json``; ``guardrail eval`` runs them on
 each system's top ``fetch_k`` (the candidates the gate sees) and shows the best beside the gate.
+
+Some pickers exploit how a pool was made, not what code is (`CONSTRUCTION_PICKERS`: text found in
+the shipped files, an id's shape or order, the hidden tests readable in the candidate); over the
+families, where a picker that knows nothing is worth ``chance``, `construction_leaks` names those
+that beat it by more than `LEAK_MARGIN` and by more than noise (3 standard errors of a uniform
+pick, which spares a pool of a few queries its luck): a real-code pool build refuses such a pool.
+The structural centre, name match, shortest and longest read the family's shape (one canonical
+among its own single-edit mutants), not the pool's making, and are reported, never refused.
 """
 
 from __future__ import annotations
@@ -36,7 +44,16 @@ from guardrail_eval.pool import Pool, Query
 from guardrail_eval.structural import structural_order
 from guardrail_eval.units import doctest_source
 
-__all__ = ["PICKERS", "Candidate", "ShortcutBaselines", "family_baselines", "shortcut_baselines"]
+__all__ = [
+    "CONSTRUCTION_PICKERS",
+    "LEAK_MARGIN",
+    "PICKERS",
+    "Candidate",
+    "ShortcutBaselines",
+    "construction_leaks",
+    "family_baselines",
+    "shortcut_baselines",
+]
 
 
 @dataclass(frozen=True)
@@ -129,6 +146,18 @@ PICKERS: Mapping[str, Picker] = {
 }
 """Every shortcut picker by name (see the module's table)."""
 
+CONSTRUCTION_PICKERS = (
+    "verbatim-in-context",
+    "name-then-verbatim",
+    "id-shape",
+    "lowest-id",
+    "docstring",
+)
+"""The pickers that exploit how a pool was made (see the module)."""
+
+LEAK_MARGIN = 0.10
+"""How far above chance a construction picker may get over the families (10 points)."""
+
 
 class ShortcutBaselines(BaseModel):
     """Each picker's exec@1 over the same candidates, and the best of them."""
@@ -138,14 +167,22 @@ class ShortcutBaselines(BaseModel):
     exec_at_1: dict[str, float]
     best: str
     best_exec_at_1: float
+    chance: float | None = Field(
+        default=None, description="exec@1 of a uniform pick among the candidates (families only)"
+    )
+    chance_se: float | None = Field(
+        default=None, description="the standard error of that uniform pick's exec@1"
+    )
 
 
 def shortcut_baselines(
-    queries: Sequence[tuple[Query, Sequence[Candidate]]], candidates: str
+    queries: Sequence[tuple[Query, Sequence[Candidate]]], candidates: str, *, chance: bool = False
 ) -> ShortcutBaselines:
     """Every picker's exec@1 over ``queries`` (each with its candidates; a query with none
-    counts 0 for every picker, as an empty hand-over does); ``candidates`` says what they are."""
+    counts 0 for every picker, as an empty hand-over does); ``candidates`` says what they are;
+    with ``chance``, a uniform pick's exec@1 is recorded too."""
     totals = dict.fromkeys(PICKERS, 0.0)
+    shares = [sum(c.correct for c in got) / len(got) for _, got in queries if got]
     for query, offered in queries:
         if not offered:
             continue
@@ -161,7 +198,24 @@ def shortcut_baselines(
         exec_at_1=exec1,
         best=best,
         best_exec_at_1=exec1[best],
+        chance=round(sum(shares) / count, 4) if chance and count else None,
+        chance_se=(
+            round(sum(p * (1 - p) for p in shares) ** 0.5 / count, 4) if chance and count else None
+        ),
     )
+
+
+def construction_leaks(baselines: ShortcutBaselines, margin: float = LEAK_MARGIN) -> list[str]:
+    """``picker: exec@1 against chance`` for each construction picker above chance + ``margin``
+    and above chance + 3 standard errors (none when the baselines record no chance)."""
+    if baselines.chance is None:
+        return []
+    limit = baselines.chance + max(margin, 3 * (baselines.chance_se or 0.0))
+    return [
+        f"{name} {baselines.exec_at_1[name]:.1%} against chance {baselines.chance:.1%}"
+        for name in CONSTRUCTION_PICKERS
+        if baselines.exec_at_1[name] > limit + 1e-9
+    ]
 
 
 def family_baselines(pool: Pool, module_text: Callable[[str], str | None]) -> ShortcutBaselines:
@@ -180,4 +234,6 @@ def family_baselines(pool: Pool, module_text: Callable[[str], str | None]) -> Sh
                 ],
             )
         )
-    return shortcut_baselines(queries, "each query's family: its canonicals and paired distractors")
+    return shortcut_baselines(
+        queries, "each query's family: its canonicals and paired distractors", chance=True
+    )

@@ -36,7 +36,7 @@ from guardrail_eval.metrics import (
     round_metrics,
 )
 from guardrail_eval.pool import DISTRACTOR_METADATA_FILE, EXECUTION_CACHE_FILE, OPTIONAL_FILES
-from guardrail_eval.poolcontext import context_root
+from guardrail_eval.poolcontext import module_text as shipped_module_text
 from guardrail_eval.runner import EvalRun
 from guardrail_eval.shortcuts import Candidate, ShortcutBaselines, shortcut_baselines
 from guardrail_eval.stats import (
@@ -398,17 +398,12 @@ def _headline(arms: Sequence[ArmSummary]) -> Headline:
 
 def _shortcuts(run: EvalRun, ungated: Arm) -> ShortcutBaselines:
     """The shortcut pickers on the candidates the gate sees: the system's top ``fetch_k``."""
-    root = context_root(run.pool)
     texts: dict[str, str | None] = {}
 
     def module_text(corpus_id: str) -> str | None:
-        context = run.pool.corpus[corpus_id].context
-        if context is None or root is None:
-            return None
-        if context.file not in texts:
-            path = root / context.file
-            texts[context.file] = path.read_text(encoding="utf-8") if path.is_file() else None
-        return texts[context.file]
+        if corpus_id not in texts:
+            texts[corpus_id] = shipped_module_text(run.pool, run.pool.corpus[corpus_id])
+        return texts[corpus_id]
 
     fetch_k = run.settings.fetch_k
     queries = [

@@ -3,6 +3,13 @@
 `Specs` builds (and so checks) each spec once: the full suite, or the tests a draw made visible.
 `Judge` holds the ground-truth verdicts, each (query, snippet) pair judged once: a gate run that
 saw the full suite is reused, the rest is run in chunks that keep the sandbox pool busy.
+
+Ground truth binds the candidate (`bound_truth`): judged in its module, a snippet's tests call
+the module's names, so they may pass through a definition that is not the snippet at all (the
+tests of ``cached`` call the module's own ``cached`` whatever ``CachedFunction.__init__``'s text
+is). A snippet in module context counts as passing a query only when it is the definition the
+tests' name reaches: its qualified name is the query's canonical's, or the gate bound the tests'
+name to it (an ``alias``, which the gate gives only when its module defines no such name).
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from guardrail.gate import Gate, GateResult
 from guardrail.spec import Spec
-from guardrail.verdict import Verdict
+from guardrail.verdict import Reason, Status, Verdict
 from guardrail_eval.pool import Pool, Query
 from guardrail_eval.poolcontext import candidate_metadata
 from guardrail_eval.visible import visible_indices, visible_spec
@@ -20,7 +27,7 @@ from guardrail_eval.visible import visible_indices, visible_spec
 if TYPE_CHECKING:
     from guardrail_eval.runner import EvalSettings
 
-__all__ = ["Judge", "Specs"]
+__all__ = ["Judge", "Specs", "bound_truth"]
 
 _TRUTH_CHUNK = 64  # ground-truth jobs per gate call: large enough to keep the pool busy
 
@@ -92,4 +99,32 @@ class Judge:
             on_progress(start + len(chunk), len(keys))
 
     def truth(self, query: Query, corpus_id: str) -> Verdict:
-        return self._truth[(query.query_id, corpus_id)]
+        """The ground truth of ``corpus_id`` for ``query``, bound to the candidate
+        (`bound_truth`)."""
+        return bound_truth(
+            self.specs.pool, query, corpus_id, self._truth[(query.query_id, corpus_id)]
+        )
+
+
+def bound_truth(pool: Pool, query: Query, corpus_id: str, verdict: Verdict) -> Verdict:
+    """``verdict``, unless it is a pass that did not judge the candidate's own definition (see
+    the module): then a ``missing_entry_point`` error saying so, with no test outcome (the
+    outcomes were the module's function's, not the candidate's)."""
+    entry = pool.corpus[corpus_id]
+    if not verdict.verified or verdict.alias is not None or entry.context is None:
+        return verdict
+    targets = {
+        canonical.context.qualified_name
+        for cid in query.correct_corpus_ids
+        if (canonical := pool.corpus[cid]).context is not None
+    }
+    own = entry.context.qualified_name
+    if not own or not targets or own in targets:
+        return verdict
+    called = sorted(targets)[0]
+    return Verdict.unjudged(
+        Status.ERROR,
+        Reason.MISSING_ENTRY_POINT,
+        f"ground truth: the tests call {called}, which in this snippet's module is the module's"
+        f" own definition, not this snippet ({own}): their passing says nothing of its text",
+    )

@@ -23,7 +23,7 @@ from guardrail.verdict import Reason, Status
 from guardrail_eval.arms import ArmKind
 from guardrail_eval.errors import PoolFormatError
 from guardrail_eval.pool import load_pool
-from guardrail_eval.poolcontext import candidate_metadata
+from guardrail_eval.poolcontext import candidate_metadata, module_text
 from guardrail_eval.realpool import NATURAL, build_real_pool, opaque_id, summary_line
 from guardrail_eval.runner import EvalSettings, run_eval
 from guardrail_eval.stripping import strip_examples
@@ -80,6 +80,13 @@ def shifted(values, by=_STEP):
 '''
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Context trees are materialized under the test's own cache folder."""
+    monkeypatch.setenv("GUARDRAIL_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     root = tmp_path / "src"
@@ -116,28 +123,55 @@ def test_a_tree_becomes_queries_verified_mutants_and_shipped_context(
     # Ids are opaque and in id order: neither shape nor order tells a canonical or a mutant.
     assert list(pool.corpus) == sorted(pool.corpus)
     assert all(re.fullmatch(r"r_[0-9a-f]{16}", cid) for cid in pool.corpus)
-    # Paired distractors are mutants of their canonical, living where it lives.
+    # Paired distractors are mutants of their canonical, each in a fork of the codebase of its
+    # own: the same module and name, another tree.
+    codebase = {
+        e.context and e.context.tree for e in pool.corpus.values() if e.bug_type in (None, NATURAL)
+    }
+    assert len(codebase) == 1 and None not in codebase
+    forks: set[str | None] = set()
     for query in pool.queries:
         assert query.paired_distractor_corpus_ids == sorted(query.paired_distractor_corpus_ids)
+        home = pool.canonical(query).context
+        assert home is not None and "tree" not in query.metadata  # no tree tells it
         for cid in query.paired_distractor_corpus_ids:
+            fork = pool.corpus[cid].context
             assert pool.corpus[cid].bug_type not in (None, NATURAL)
-            assert pool.corpus[cid].context == pool.canonical(query).context
+            assert fork is not None and fork.tree not in codebase
+            assert fork.model_copy(update={"tree": home.tree}) == home
+            forks.add(fork.tree)
+    mutants = sum(len(q.paired_distractor_corpus_ids) for q in pool.queries)
+    assert len(forks) == mutants
     assert report.clean is True and report.queries == 2
-    # The shortcut baselines over each family are recorded: with opaque ids and the examples
-    # removed, the id's shape and the docstring are worth chance, no more.
+    # The shortcut baselines over each family are recorded: with opaque ids, the examples
+    # removed and every mutant in a module of its own, the id's shape, the docstring and the
+    # text found in its module are worth chance, no more.
     assert report.shortcuts is not None and report.shortcuts.n_queries == 2
     chance = sum(1 / (1 + len(q.paired_distractor_corpus_ids)) for q in pool.queries) / 2
-    assert report.shortcuts.exec_at_1["id-shape"] == pytest.approx(chance, abs=1e-4)
-    assert report.shortcuts.exec_at_1["docstring"] == pytest.approx(chance, abs=1e-4)
+    assert report.shortcuts.chance == pytest.approx(chance, abs=1e-4)
+    for picker in ("id-shape", "docstring", "verbatim-in-context", "name-then-verbatim"):
+        assert report.shortcuts.exec_at_1[picker] == pytest.approx(chance, abs=1e-4), picker
 
-    # The files are what the loader reads, and the context is a byte copy of the tree.
+    # The files are what the loader reads; the context holds the trees, content-addressed.
     loaded = load_pool(out)
     assert sorted(loaded.corpus) == sorted(pool.corpus)
     context = out / "context"
-    shipped = sorted(p.relative_to(context).as_posix() for p in context.rglob("*"))
-    assert shipped == ["minipkg", "minipkg/__init__.py", "minipkg/ops.py"]
+    assert sorted(p.name for p in context.iterdir()) == ["objects", "trees"]
+    assert len(list((context / "trees").iterdir())) == 1 + mutants
+    # one object per file of the codebase, one per fork's changed module
+    assert len(list((context / "objects").iterdir())) == 2 + mutants
+    # Each entry's module, as shipped, holds its own text as the definition ...
+    for entry in loaded.corpus.values():
+        text = module_text(loaded, entry)
+        assert text is not None and entry.code.strip() in text, entry.corpus_id
     # ... with the docstrings' examples (the hidden tests) removed, there and from every snippet.
-    assert (out / "context" / "minipkg" / "ops.py").read_text() == strip_examples(OPS)
+    assert module_text(loaded, loaded.canonical(clamp)) == strip_examples(OPS)
+    # Each tree is judged from a real folder: the codebase as staged, or a fork of it.
+    root = Path(candidate_metadata(loaded, loaded.canonical(clamp))["root"])
+    shipped = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    assert shipped == ["minipkg", "minipkg/__init__.py", "minipkg/ops.py"]
+    assert trusted_root(root) == root and not any(p.is_symlink() for p in root.rglob("*"))
+    assert root.is_relative_to(tmp_path / "cache" / "pools" / "trees")
     assert ">>>" not in strip_examples(OPS) and "Clamp *value* into" in strip_examples(OPS)
     assert not [cid for cid, entry in loaded.corpus.items() if ">>>" in entry.code]
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left behind
@@ -163,11 +197,12 @@ def test_the_canonical_verifies_only_with_its_shipped_context(
     query = next(q for q in pool.queries if q.entry_point == "shifted")
     canonical = pool.canonical(query)
     metadata = candidate_metadata(pool, canonical)
+    assert canonical.context is not None and canonical.context.tree is not None
     assert metadata == {
         "file": "minipkg/ops.py",
         "module": "minipkg.ops",
         "qualified_name": "shifted",
-        "root": str(tmp_path / "pool" / "context"),
+        "root": str(tmp_path / "cache" / "pools" / "trees" / canonical.context.tree),
     }
     spec = pool.spec(query)
     with_context, alone = gate.verify(
@@ -373,3 +408,58 @@ def test_a_context_folder_that_is_a_link_is_refused_at_load(tmp_path: Path) -> N
     with pytest.raises(PoolFormatError, match=r"corpus.jsonl:1: context.file: no such file"):
         load_pool(tmp_path / "pool")
     assert trusted_root(host) is None
+
+
+BOXES = '''\
+"""A factory over a class: the factory's examples run the class's methods too."""
+
+
+class Box:
+    def __init__(self, value):
+        self.value = value
+
+
+def boxed(value, times=1):
+    """Box *value*, repeated *times*.
+
+    >>> boxed(3).value
+    3
+    >>> boxed(2, times=3).value
+    6
+    """
+    return Box(value * times)
+'''
+
+
+@pytest.mark.docker
+def test_ground_truth_credits_only_the_definition_the_tests_call(
+    gate: Gate, tmp_path: Path
+) -> None:
+    """In its module, ``Box.__init__`` passes ``boxed``'s tests (they call the module's own
+    ``boxed``, which runs it): the gate may verify it, but it is not what the query asks for."""
+    from guardrail_eval.truth import Judge, Specs
+
+    root = tmp_path / "src"
+    (root / "boxes").mkdir(parents=True)
+    (root / "boxes" / "__init__.py").write_text("")
+    (root / "boxes" / "core.py").write_text(BOXES)
+    build_real_pool([root], gate, tmp_path / "pool")
+    pool = load_pool(tmp_path / "pool")
+    (query,) = pool.queries
+    init = next(
+        c
+        for c, e in pool.corpus.items()
+        if e.context and e.context.qualified_name == "Box.__init__"
+    )
+    canonical, mutant = query.correct_corpus_ids[0], query.paired_distractor_corpus_ids[0]
+    judge = Judge(gate, Specs(pool, EvalSettings(visible_tests=(1,), draws=1)))
+    judge.judge_all([(query, init), (query, canonical), (query, mutant)], lambda *_: None)
+
+    entry = pool.corpus[init]  # run in its module, it passes the whole suite...
+    (raw,) = gate.verify([entry.code], pool.spec(query), metadata=[candidate_metadata(pool, entry)])
+    assert raw.status is Status.VERIFIED, raw
+    bound = judge.truth(query, init)
+    assert bound.status is Status.ERROR and bound.reason is Reason.MISSING_ENTRY_POINT
+    assert "the tests call boxed" in bound.message and "Box.__init__" in bound.message
+    assert judge.truth(query, canonical).verified  # the definition the tests call: credited
+    assert not judge.truth(query, mutant).verified

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from guardrail_eval.pool import CorpusEntry, Pool, Query
-from guardrail_eval.shortcuts import PICKERS, Candidate, family_baselines, shortcut_baselines
+from guardrail_eval.shortcuts import (
+    PICKERS,
+    Candidate,
+    ShortcutBaselines,
+    construction_leaks,
+    family_baselines,
+    shortcut_baselines,
+)
 
 CANONICAL = "def clamp(v, lo, hi):\n    return max(lo, min(v, hi))\n"
 MUTANT = "def clamp(v, lo, hi):\n    return max(lo, min(v, hi + 1))\n"
@@ -92,3 +99,31 @@ def test_family_baselines_read_each_snippets_module_and_the_query_family() -> No
     assert baselines.exec_at_1["verbatim-in-context"] == 1.0
     assert baselines.exec_at_1["name-match"] == pytest.approx(1 / 3, abs=1e-4)
     assert baselines.exec_at_1["id-shape"] == 0.0  # the odd id out is a mutant here
+    assert baselines.chance == pytest.approx(1 / 3, abs=1e-4)  # a uniform pick of 3
+    # lowest id and verbatim text beat chance by far more than 10 points: a leak, named, but
+    # one query is too few to tell a leak from luck (3 standard errors of a uniform pick).
+    assert baselines.chance_se == pytest.approx((2 / 9) ** 0.5, abs=1e-4)
+    assert construction_leaks(baselines) == []
+    many = baselines.model_copy(update={"chance_se": 0.01})
+    assert construction_leaks(many) == [
+        "verbatim-in-context 100.0% against chance 33.3%",
+        "name-then-verbatim 100.0% against chance 33.3%",
+        "lowest-id 100.0% against chance 33.3%",
+    ]
+
+
+def test_only_construction_pickers_past_chance_and_ten_points_are_leaks() -> None:
+    scores = dict.fromkeys(PICKERS, 0.30)
+    scores |= {"structural-centre": 0.95, "docstring": 0.41, "id-shape": 0.37}
+    baselines = ShortcutBaselines(
+        candidates="families",
+        n_queries=166,
+        exec_at_1=scores,
+        best="structural-centre",
+        best_exec_at_1=0.95,
+        chance=0.28,
+        chance_se=0.02,
+    )
+    # The family's shape (structural centre) is reported, never refused; 10 points is the line.
+    assert construction_leaks(baselines) == ["docstring 41.0% against chance 28.0%"]
+    assert construction_leaks(baselines.model_copy(update={"chance": None})) == []

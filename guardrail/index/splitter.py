@@ -376,7 +376,7 @@ def _snippet(
     code = "\n".join([*needed, "", "", body]) if needed else body
     method = qualified_name if in_class else None
     found = doctest_tests(docstring, node.name, method, module) if docstring else None
-    for limit in _LIMIT_REASONS & set(found.reasons if found else ()):
+    for limit in sorted(_LIMIT_REASONS & set(found.reasons if found else ())):
         _note(skipped, file, node, f"the examples of {qualified_name} left out: {REASONS[limit]}")
     fields: dict[str, Any] = {
         "code": code + "\n",
