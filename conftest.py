@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from guardrail.cache import VerdictCache
+from guardrail.client import RemoteGate
 from guardrail.gate import Gate
 
 # Every container runtime the sandbox is proven under; scripts/docker-up registers runsc.
@@ -383,9 +384,7 @@ class RunningService:
     def base_url(self) -> str:
         return "http://guardrail" if self.settings.socket else self.url
 
-    def client(self, **options: Any) -> Any:
-        from guardrail.client import RemoteGate
-
+    def client(self, **options: Any) -> RemoteGate:
         options.setdefault("token", self.token)
         return RemoteGate(self.url, **options)
 

@@ -71,9 +71,9 @@ class Admission:
         """A guess at when a slot frees up: the mean run time times the queue's depth."""
         return max(1, math.ceil(self._mean_s * (self.waiting + 1) / self.concurrency))
 
-    async def run(self, work: Callable[[], T], disconnected: Awaitable[None]) -> T:
+    async def run(self, work: Callable[[], T], disconnected: Callable[[], Awaitable[None]]) -> T:
         """``work()`` in a worker thread once a slot is free, cancelled at the deadline or when
-        ``disconnected`` completes; the request's cancel event is in the thread's context."""
+        ``disconnected()`` completes; the request's cancel event is in the thread's context."""
         if self.draining:
             raise Draining("the service is shutting down", retry_after_s=5)
         if self._slots.locked() and self.waiting >= self.capacity:
@@ -82,7 +82,7 @@ class Admission:
                 retry_after_s=self.retry_after_s(),
             )
         deadline = time.monotonic() + self.deadline_s
-        watcher = asyncio.ensure_future(disconnected)
+        watcher = asyncio.ensure_future(disconnected())
         try:
             await self._acquire(deadline, watcher)
             try:

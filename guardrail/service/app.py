@@ -124,7 +124,7 @@ class _Service:
 
     async def judged(self, request: Request, work: Callable[[], T], **log: Any) -> T:
         request.state.log = log
-        return await self.admission.run(work, _disconnected(request))
+        return await self.admission.run(work, lambda: _disconnected(request))
 
     async def on_error(self, request: Request, exc: Exception) -> Response:
         error = http_error_for(exc)

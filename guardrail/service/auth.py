@@ -89,11 +89,15 @@ def _generate(path: Path) -> str:
     return token
 
 
-def resolve_token(given: str | None, token_file: Path | None) -> ResolvedToken:
-    """The server's token (see the module docstring); generated into the file if there is none.
+def resolve_token(
+    given: str | None, token_file: Path | None, *, generate: bool = True
+) -> ResolvedToken:
+    """The server's token (see the module docstring); generated into the file if there is none
+    and ``generate`` (a bind only this machine reaches) allows it.
 
     Raises:
-        InputError: a token too short, or a token file that is not private or not a file.
+        InputError: a token too short, a token file that is not private or not a file, or no
+            token at all where none may be generated (nothing is written then).
     """
     if given is not None:
         return ResolvedToken(_checked(given, "--token"), "given")
@@ -104,6 +108,13 @@ def resolve_token(given: str | None, token_file: Path | None) -> ResolvedToken:
     existing = _read_file(path)
     if existing is not None:
         return ResolvedToken(existing, "file", path)
+    if not generate:
+        raise InputError(
+            "refusing to listen on an address other machines can reach without a token the"
+            f" operator gave (no --token, no ${ENV_VAR}, no token file at {str(path)!r})",
+            hint="pass --token or set $GUARDRAIL_TOKEN (hand the same to the clients), or listen"
+            " on 127.0.0.1 or a --socket",
+        )
     try:
         return ResolvedToken(_generate(path), "generated", path)
     except FileExistsError:  # another server generated it meanwhile

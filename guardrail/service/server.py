@@ -22,12 +22,12 @@ from guardrail.cache import VerdictCache
 from guardrail.errors import InputError
 from guardrail.gate import Gate
 from guardrail.sandbox.base import Sandbox
-from guardrail.service.auth import ResolvedToken, resolve_token
+from guardrail.service.auth import resolve_token
 from guardrail.service.interruptible import InterruptibleSandbox
 from guardrail.service.logs import configure_logging, logger
 from guardrail.service.settings import ServiceSettings
 
-__all__ = ["bind", "check_binding", "serve", "service_gate"]
+__all__ = ["bind", "serve", "service_gate"]
 
 _BACKLOG = 2048  # uvicorn's own default
 
@@ -37,17 +37,6 @@ def service_gate(
 ) -> Gate:
     """The service's one Gate: ``sandbox`` made interruptible, the configured context roots."""
     return Gate(InterruptibleSandbox(sandbox), cache=cache, context_roots=settings.context_roots)
-
-
-def check_binding(settings: ServiceSettings, token: ResolvedToken) -> None:
-    """Refuse a bind other machines can reach unless the operator gave the token."""
-    if not settings.local_only and token.source == "generated":
-        raise InputError(
-            f"refusing to listen on {settings.host!r} (not loopback) with a token nobody was"
-            " given yet",
-            hint="pass --token or set $GUARDRAIL_TOKEN (hand the same to the clients), or"
-            " listen on 127.0.0.1 or a --socket",
-        )
 
 
 def bind(settings: ServiceSettings) -> socket.socket:
@@ -99,8 +88,8 @@ def serve(
     from guardrail.service.app import create_app
 
     configure_logging(log_level)
-    token = resolve_token(settings.token, settings.token_file)
-    check_binding(settings, token)
+    # A token is generated only for binds no other machine reaches.
+    token = resolve_token(settings.token, settings.token_file, generate=settings.local_only)
     listening = bind(settings)
     listening.listen(_BACKLOG)  # connections wait in the backlog until uvicorn accepts them
     if settings.socket is None:
