@@ -415,3 +415,22 @@ def start_service() -> Iterator[Any]:
     yield start
     for service in started:
         service.stop()
+
+
+@pytest.fixture(scope="session")
+def remote_gate(
+    docker_sandbox: object, start_service: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RemoteGate]:
+    """A `RemoteGate` to a session service (its own two-container pool, a private cache)."""
+    from guardrail.sandbox.docker import DockerSandbox
+    from guardrail.service.server import service_gate
+    from guardrail.service.settings import ServiceSettings
+
+    cache = VerdictCache(tmp_path_factory.mktemp("remote-gate") / "verdicts.sqlite")
+    gate = service_gate(DockerSandbox(pool_size=2), ServiceSettings(), cache=cache)
+    service = start_service(gate)
+    remote = service.client()
+    yield remote
+    remote.close()
+    service.stop()
+    cache.close()

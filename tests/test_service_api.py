@@ -329,3 +329,56 @@ async def test_a_unix_socket_service_is_private_and_serves_sync_and_async(
     finally:
         running.stop()
         socket_path.unlink(missing_ok=True)
+
+
+# -- item 4: `guardrail search|verify --server` -------------------------------------------------
+
+
+def _decisions(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [(r.get("id"), r.get("rank"), r["verdict"]["status"] if "verdict" in r else r["status"])
+            for r in rows]  # fmt: skip
+
+
+@pytest.mark.usefixtures("isolated_cli")
+def test_search_and_verify_with_server_print_what_the_local_commands_print(
+    service: RunningService, index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from guardrail.cli.app import app
+
+    runner = CliRunner()
+    tests = tmp_path / "tests.py"
+    tests.write_text("assert square(3) == 9\nassert square(-2) == 4\n")
+    search = ["search", "square a number", "--collection", COLLECTION, "--tests", str(tests)]
+    local = runner.invoke(app, [*search, "--path", str(index_dir), "--json", "--fetch-k", "3"])
+    monkeypatch.setenv("GUARDRAIL_TOKEN", service.token)
+    remote = runner.invoke(app, [*search, "--server", service.url, "--json", "--fetch-k", "3"])
+    assert remote.exit_code == local.exit_code == 0, remote.output + local.output
+    here, there = json.loads(local.stdout), json.loads(remote.stdout)
+    assert _decisions(there["results"]) == _decisions(here["results"])
+    assert _decisions(there["dropped"]) == _decisions(here["dropped"])
+    assert there["collection"] == here["collection"] == COLLECTION
+    table = runner.invoke(app, [*search, "--server", service.url])
+    assert "guardrail search: square a number" in table.stdout
+    assert "policy rerank: 1 handed over" in table.stdout
+
+    files = []
+    for name, code in (("good", GOOD), ("bad", BAD)):
+        files.append(tmp_path / f"{name}.py")
+        files[-1].write_text(code)
+    verify = ["verify", *map(str, files), "--tests", str(tests), "--json"]
+    local = runner.invoke(app, verify)
+    remote = runner.invoke(app, [*verify, "--server", service.url])
+    assert remote.exit_code == local.exit_code == 0
+    assert _decisions(json.loads(remote.stdout)) == _decisions(json.loads(local.stdout))
+    refused = runner.invoke(app, [*verify, "--server", service.url, "--no-cache"])
+    assert refused.exit_code == 2
+    assert "--no-cache configures a local sandbox" in refused.output
+    monkeypatch.setenv("GUARDRAIL_TOKEN", "wrong-token-0123456789")
+    wrong = runner.invoke(app, [*verify, "--server", service.url])
+    assert wrong.exit_code == 2
+    assert "bearer token is required" in wrong.output
+    gone = runner.invoke(app, [*verify, "--server", "http://127.0.0.1:9"])
+    assert gone.exit_code == 3
+    assert "no guardrail server answered" in gone.output

@@ -33,7 +33,7 @@ from guardrail.spec import Spec
 from guardrail.verdict import Status
 
 _GUARDRAIL = "from guardrail.cli.app import main; main()"
-TOKEN = "process-token-0123456789abcdef"  # noqa: S105 - a test server's, no secret
+TOKEN = "process-token-0123456789abcdef"
 SPEC = Spec.from_tests(["assert square(3) == 9"])
 
 
