@@ -17,6 +17,7 @@ ratios. Usage: ``python bench/bench_service.py [--rounds 15] [--seconds 6]``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -175,7 +176,7 @@ def concurrency(url: str, seconds: float) -> None:
             sent = 0
             while time.monotonic() < stop:  # noqa: B023 - called before the loop moves on
                 code = candidate(sent, f"conc-{clients}-{number}-{sent}")
-                took = timed(lambda code=code: remote.verify([code], SPEC))
+                took = timed(functools.partial(remote.verify, [code], SPEC))
                 with lock:  # noqa: B023 - called before the loop moves on
                     latencies.append(took)  # noqa: B023 - called before the loop moves on
                 sent += 1
