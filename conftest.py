@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from guardrail.cache import VerdictCache
+from guardrail.client import RemoteGate
 from guardrail.gate import Gate
 
 # Every container runtime the sandbox is proven under; scripts/docker-up registers runsc.
@@ -320,3 +321,116 @@ def _flatten_deep_folder(parent: Path) -> None:
         os.rmdir("d", dir_fd=top)
     finally:
         os.close(top)
+
+
+# -- guardrail serve, started in this process on loopback or a unix socket ----------------------
+
+SERVICE_TOKEN = "test-token-0123456789abcdef"  # noqa: S105 - a test service's, no secret
+"""The bearer token of every service `start_service` starts."""
+
+
+class RunningService:
+    """A real `guardrail serve` app (uvicorn, the real gate) on a thread of this process."""
+
+    def __init__(self, gate: Gate, settings: Any, token: str = SERVICE_TOKEN) -> None:
+        self.gate = gate
+        self.settings = settings
+        self.token = token
+        self.app: Any = None
+        self._server: Any = None
+        self._thread: Any = None
+
+    def start(self) -> RunningService:
+        import dataclasses
+        import threading
+
+        import httpx
+        import uvicorn
+
+        from guardrail.service.app import create_app
+        from guardrail.service.server import bind
+
+        listening = bind(self.settings)
+        listening.listen(128)
+        if self.settings.socket is None:
+            self.settings = dataclasses.replace(self.settings, port=listening.getsockname()[1])
+        self.app = create_app(self.gate, self.settings, self.token)
+        config = uvicorn.Config(self.app, log_config=None, lifespan="on", access_log=False)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [listening]}, daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 60
+        while not self._server.started:
+            assert self._thread.is_alive(), "the service thread died while starting"
+            assert time.monotonic() < deadline, "the service did not start within 60 s"
+            time.sleep(0.02)
+        self.http = httpx.Client(
+            base_url=self.base_url,
+            transport=httpx.HTTPTransport(uds=str(self.settings.socket))
+            if self.settings.socket
+            else None,
+            headers={"Authorization": f"Bearer {self.token}"},
+            timeout=300,
+        )
+        return self
+
+    @property
+    def url(self) -> str:
+        return str(self.settings.where)
+
+    @property
+    def base_url(self) -> str:
+        return "http://guardrail" if self.settings.socket else self.url
+
+    def client(self, **options: Any) -> RemoteGate:
+        options.setdefault("token", self.token)
+        return RemoteGate(self.url, **options)
+
+    def stop(self) -> None:
+        """Drain and shut down as on SIGTERM: the lifespan closes the gate."""
+        if self._server is None:
+            return
+        self._server.should_exit = True
+        self._thread.join(timeout=120)
+        self.http.close()
+        self._server = None
+
+
+@pytest.fixture(scope="session")
+def start_service() -> Iterator[Any]:
+    """``start_service(gate, **settings) -> RunningService``: a service on loopback (port 0)
+    or, with ``socket=PATH``, a unix socket; stopped at the end of the session if not before."""
+    from guardrail.service.settings import ServiceSettings
+
+    started: list[RunningService] = []
+
+    def start(gate: Gate, **settings: Any) -> RunningService:
+        settings.setdefault("port", 0)
+        service = RunningService(gate, ServiceSettings(**settings)).start()
+        started.append(service)
+        return service
+
+    yield start
+    for service in started:
+        service.stop()
+
+
+@pytest.fixture(scope="session")
+def remote_gate(
+    docker_sandbox: object, start_service: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RemoteGate]:
+    """A `RemoteGate` to a session service (its own two-container pool, a private cache)."""
+    from guardrail.sandbox.docker import DockerSandbox
+    from guardrail.service.server import service_gate
+    from guardrail.service.settings import ServiceSettings
+
+    cache = VerdictCache(tmp_path_factory.mktemp("remote-gate") / "verdicts.sqlite")
+    gate = service_gate(DockerSandbox(pool_size=2), ServiceSettings(), cache=cache)
+    service = start_service(gate)
+    remote = service.client()
+    yield remote
+    remote.close()
+    service.stop()
+    cache.close()

@@ -8,13 +8,16 @@ code and a one-line hint::
     │   ├── SpecError              tests or setup that do not parse, a missing entry point name
     │   ├── CandidateFileError     a code file or JSONL of snippets that cannot be read
     │   ├── DependencyError        requirements or wheels that cannot go into the sandbox image
-    │   └── SourceFileError        (guardrail.index) a Python file that cannot be indexed
+    │   ├── SourceFileError        (guardrail.index) a Python file that cannot be indexed
+    │   └── ServiceAuthError       a guardrail server refused the token (RemoteGate)
     ├── UnavailableError           a backend does not answer (exit code 3)
-    │   └── SandboxError           the execution sandbox cannot judge anything
-    │       ├── EngineUnavailableError  no Docker engine answers
-    │       ├── ImageNotFoundError      the sandbox image is not built / not present
-    │       ├── ImageUnusableError      the image has no python3 on PATH
-    │       └── RuntimeNotFoundError    the engine lacks the container runtime asked for (runsc)
+    │   ├── SandboxError           the execution sandbox cannot judge anything
+    │   │   ├── EngineUnavailableError  no Docker engine answers
+    │   │   ├── ImageNotFoundError      the sandbox image is not built / not present
+    │   │   ├── ImageUnusableError      the image has no python3 on PATH
+    │   │   └── RuntimeNotFoundError    the engine lacks the container runtime asked for (runsc)
+    │   └── ServiceUnavailableError no guardrail server answers, or it stayed busy or past
+    │                              the request's deadline (RemoteGate)
     ├── CodeIndexError             (guardrail.index) Chroma refused or failed an operation
     │   ├── IndexNotFoundError     a reader named a missing index or collection (also an InputError)
     │   └── ChromaUnavailableError no Chroma server answers (also an UnavailableError)
@@ -103,6 +106,22 @@ class RuntimeNotFoundError(SandboxError):
         "register gVisor with `GUARDRAIL_RUNTIMES=runsc scripts/docker-up` (as root), or pass"
         " --runtime with one of the engine's runtimes"
     )
+
+
+class ServiceAuthError(InputError):
+    """A guardrail server (``guardrail serve``) refused the bearer token, or none was given."""
+
+    hint = (
+        "give the server's token with --token or $GUARDRAIL_TOKEN (the server logs where its"
+        " token file is)"
+    )
+
+
+class ServiceUnavailableError(UnavailableError):
+    """No guardrail server answers at the URL, or it stayed busy (429) or the request's
+    deadline passed (504); no verdict was made up for it."""
+
+    hint = "start one with `guardrail serve`, or check --server / $GUARDRAIL_SERVER"
 
 
 class CacheWarning(UserWarning):

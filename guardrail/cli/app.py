@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from guardrail.cli import audit, common, index, sandbox, search, verify
+from guardrail.cli import audit, common, index, sandbox, search, serve, verify
 from guardrail.cli.plugins import register_plugins
 
 app = typer.Typer(
@@ -39,6 +39,7 @@ def _root(
 verify.register(app)
 index.register(app)
 search.register(app)
+serve.register(app)
 app.add_typer(sandbox.app, name="sandbox")
 app.add_typer(audit.app, name="audit")
 register_plugins(app)  # `guardrail eval` and third parties' commands (guardrail.cli.plugins)

@@ -20,6 +20,7 @@ from guardrail.cli.options import (
     TimeoutOption,
     build_gate,
 )
+from guardrail.cli.remote import ServerOption, refuse_local_options
 from guardrail.safetext import cell, dumps_json
 from guardrail.spec import Spec
 from guardrail.verdict import Status, Verdict
@@ -69,6 +70,7 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     index_dir: IndexDirOption = None,
     chroma_url: ChromaUrlOption = None,
     embedding: EmbeddingOption = "minilm",
+    server: ServerOption = None,
 ) -> None:
     """Verify code against tests in the Docker sandbox.
 
@@ -76,10 +78,13 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     runs), 3 when the sandbox is unavailable, 70 on an internal error. With --stored (and
     --collection/--path/--chroma-url): one row per indexed snippet; exit 0 when none is failed,
     error or timeout against its stored tests (snippets without tests do not count), 1 otherwise.
+    With --server (or $GUARDRAIL_SERVER), a `guardrail serve` judges FILE... instead.
     """
     if stored:
         if files or tests is not None or entry_point is not None:
             fail("--stored judges the indexed snippets; give no FILE, --tests or --entry-point")
+        if server is not None:
+            fail("--stored judges a local index; it does not run with --server")
         from guardrail.cli.stored import verify_stored_command  # it renders with this module
 
         verify_stored_command(
@@ -99,11 +104,21 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     with reporting_errors():
         spec = Spec.from_file(tests, entry_point)
         candidates = read_candidates(files)
-        with (
-            build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
-            removing_containers_on_signals(gate.sandbox),
-        ):
-            verdicts = gate.verify([c.code for c in candidates], spec)
+        codes = [c.code for c in candidates]
+        if server is not None:
+            refuse_local_options(no_cache=no_cache)
+            from guardrail.client import RemoteGate
+
+            with RemoteGate(server) as remote:
+                verdicts = remote.verify(codes, spec)
+        else:
+            with (
+                build_gate(
+                    image=image, timeout=timeout, no_cache=no_cache, runtime=runtime
+                ) as gate,
+                removing_containers_on_signals(gate.sandbox),
+            ):
+                verdicts = gate.verify(codes, spec)
     if as_json:
         rows = [_json_row(c, v) for c, v in zip(candidates, verdicts, strict=True)]
         typer.echo(dumps_json(rows, ascii_only=True))

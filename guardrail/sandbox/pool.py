@@ -48,6 +48,11 @@ class ContainerPool(Generic[C]):
         self._live = 0
         self._lock = threading.Lock()
 
+    @property
+    def live(self) -> int:
+        """Containers that exist now, idle or busy (for the service's health figures)."""
+        return self._live
+
     def acquire(self, *, fresh: bool = False) -> C:
         """An idle container, or a new one while fewer than ``size`` exist."""
         while True:

@@ -15,7 +15,8 @@ from typing import Literal, TypeAlias
 from langchain_core.documents import Document
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from guardrail.gate import Candidate, Gate, GateResult, Policy
+from guardrail.gate import Candidate, GateResult, Policy
+from guardrail.gatelike import GateLike
 from guardrail.integration import (
     METADATA_KEY,
     GatePlan,
@@ -59,8 +60,9 @@ class GateSettings(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
-    gate: Gate
-    """The core `Gate` that runs candidates in the sandbox."""
+    gate: GateLike
+    """The core `Gate` that runs candidates in the sandbox, or a `guardrail.client.RemoteGate`
+    (a ``guardrail serve`` shared by many agents)."""
     policy: Policy | PolicyName | None = None
     """``rerank``, ``filter`` or ``abstain`` (stored as a `Policy`); ``None``: the gate's own."""
     tests: Tests | None = None

@@ -26,6 +26,7 @@ from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, TextN
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from guardrail.gate import Candidate, Gate, GateResult, Policy
+from guardrail.gatelike import GateLike
 from guardrail.integration import (
     METADATA_KEY,
     GatePlan,
@@ -88,8 +89,9 @@ class GateSettings(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
-    gate: Gate = Field(default_factory=Gate, exclude=True)
-    """The core `Gate` that runs candidates in the sandbox; default ``Gate()`` (Docker)."""
+    gate: GateLike = Field(default_factory=Gate, exclude=True)
+    """The core `Gate` that runs candidates in the sandbox (default ``Gate()``, Docker), or a
+    `guardrail.client.RemoteGate` (a ``guardrail serve`` shared by many agents)."""
     policy: Policy | None = None
     """``rerank``, ``filter`` or ``abstain``; ``None`` uses the gate's own policy."""
     tests: Tests | None = None

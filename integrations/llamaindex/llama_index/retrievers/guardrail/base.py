@@ -24,6 +24,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from guardrail.gate import Gate, GateResult, Policy
+from guardrail.gatelike import GateLike
 from guardrail.index import CodeIndex
 from guardrail.integration import GatePlan, Tests, check_tests
 from guardrail.questions import Question
@@ -92,7 +93,7 @@ class GuardedRetriever(BaseRetriever):
         self,
         retriever: BaseRetriever | VectorStoreIndex | CodeIndex,
         *,
-        gate: Gate | None = None,
+        gate: GateLike | None = None,
         policy: Policy | str | None = None,
         fetch_k: int = 20,
         k: int = 4,
