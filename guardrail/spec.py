@@ -84,6 +84,8 @@ class Spec(BaseModel):
         nor defined or imported by the setup (``assert add(1, 2) == 3`` gives ``add``).
         """
         tests = tuple(tests)
+        if not tests:
+            raise SpecError("there are no tests: the list is empty (give at least one assert)")
         if entry_point is None:
             entry_point = infer_entry_point(tests, setup)
         return cls.build(tests, entry_point, setup)

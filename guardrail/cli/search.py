@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from guardrail.cli.common import EXIT_NONE_VERIFIED, console, fail, reporting_errors
@@ -26,9 +25,9 @@ from guardrail.cli.options import (
     build_gate,
 )
 from guardrail.cli.remote import ServerOption, refuse_local_options
-from guardrail.cli.verify import status_cell, why_cell
+from guardrail.cli.search_lines import PIPED_WIDTH, caption, render, row_of
 from guardrail.gate import GatedCandidate, GateResult, Policy
-from guardrail.safetext import cell, dumps_json, one_line
+from guardrail.safetext import dumps_json
 from guardrail.searching import gated_search
 from guardrail.spec import Spec
 
@@ -42,25 +41,35 @@ def register(app: typer.Typer) -> None:
 
 
 def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never pass them positionally
-    query: Annotated[str, typer.Argument(help="What the code should do, in words.")],
+    query: Annotated[
+        str, typer.Argument(metavar="QUERY", help="What the code should do, in words.")
+    ],
     fetch_k: Annotated[
         int,
         typer.Option(
             "--fetch-k",
             min=1,
+            metavar="N",
             help="How many snippets to retrieve and verify (default 20: the smallest that"
             " found >= 95% of intended functions in bench/bench_fetch_k.py).",
         ),
     ] = 20,
     k: Annotated[
         int | None,
-        typer.Option("-k", min=1, help="How many results to hand over (default: --fetch-k)."),
+        typer.Option(
+            "-k",
+            min=1,
+            metavar="N",
+            help="How many results to hand over and show (default: --fetch-k); dropped"
+            " candidates beyond N are counted, and all are in --json.",
+        ),
     ] = None,
     tests: Annotated[
         Path | None,
         typer.Option(
             "--tests",
             "-t",
+            metavar="FILE",
             help="Tests for every candidate: a .py file of test statements (leading imports are"
             " setup) or a .json list. Without it, each snippet's stored tests are used.",
         ),
@@ -107,6 +116,8 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     index and judges: the same output and exit codes, in a fraction of the time.
     """
     with reporting_errors():
+        if not query.strip():
+            fail("the query is empty: say in words what the code should do")
         if entry_point is not None and tests is None:
             fail("--entry-point names the function the --tests call; give --tests too")
         if k is not None and k > fetch_k:
@@ -196,7 +207,24 @@ def _render(  # noqa: PLR0917 - one search's answer and how to show it
         }
         typer.echo(dumps_json(payload, ascii_only=True))
     else:
-        console.print(_table(query, result, handed, dropped, sources))
+        shown_dropped = dropped[: k or fetch_k]
+        rows = [
+            row_of(str(rank), item, sources[item.retrieval_rank].value, dropped=False)
+            for rank, item in enumerate(handed, 1)
+        ]
+        rows += [
+            row_of("dropped", item, sources[item.retrieval_rank].value, dropped=True)
+            for item in shown_dropped
+        ]
+        console.print(
+            render(
+                "guardrail search: " + query,
+                rows,
+                caption(result, handed),
+                console.width if console.is_terminal else PIPED_WIDTH,
+                more_dropped=len(dropped) - len(shown_dropped),
+            )
+        )
         if result.question is not None:
             # Plain text, never markup: the values and ids in it come from candidates.
             console.print(Text(result.question.render()))
@@ -216,54 +244,3 @@ def _row(item: GatedCandidate, sources: list[SpecSource], rank: int | None) -> d
         "metadata": candidate.metadata,
         "verdict": item.verdict.model_dump(mode="json"),
     }
-
-
-def _table(
-    query: str,
-    result: GateResult,
-    handed: list[GatedCandidate],
-    dropped: list[GatedCandidate],
-    sources: list[SpecSource],
-) -> Table:
-    table = Table(
-        title=Text("guardrail search: " + one_line(query)), caption=_caption(result, handed)
-    )
-    for column in ("#", "status", "snippet", "where", "score", "tests", "why not verified"):
-        table.add_column(column, overflow="fold")
-    rows = [(str(rank), item) for rank, item in enumerate(handed, 1)]
-    rows += [("dropped", item) for item in dropped]
-    for label, item in rows:
-        verdict, metadata = item.verdict, item.candidate.metadata
-        passed = sum(t.passed for t in verdict.tests)
-        source = sources[item.retrieval_rank]
-        table.add_row(
-            label,
-            status_cell(verdict),
-            cell(str(metadata.get("qualified_name") or item.candidate.id)),
-            cell(_where(metadata)),
-            f"{item.candidate.score:.3f}" if item.candidate.score is not None else "-",
-            f"{passed}/{len(verdict.tests)} {source.value}" if verdict.tests else "-",
-            "" if verdict.verified else why_cell(verdict),
-            style="dim" if label == "dropped" else None,
-        )
-    return table
-
-
-def _caption(result: GateResult, handed: list[GatedCandidate]) -> str:
-    """``policy rerank: 2 handed over (1 failed, 2 verified)``."""
-    counts: dict[str, int] = {}
-    for item in result.judged:
-        counts[item.verdict.status.value] = counts.get(item.verdict.status.value, 0) + 1
-    summary = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
-    return f"policy {result.policy.value}: {len(handed)} handed over ({summary or 'no results'})"
-
-
-def _where(metadata: dict[str, Any]) -> str:
-    file = metadata.get("file")
-    if not file:
-        return "-"
-    path = Path(str(file))
-    if path.is_absolute() and path.is_relative_to(Path.cwd()):
-        path = path.relative_to(Path.cwd())
-    line = metadata.get("start_line")
-    return f"{path}:{line}" if line else str(path)

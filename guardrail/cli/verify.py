@@ -40,6 +40,7 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
         typer.Option(
             "--tests",
             "-t",
+            metavar="FILE",
             help="A .py file whose top-level statements are the tests (leading imports are"
             " setup), or a .json list of test strings.",
         ),
