@@ -30,7 +30,7 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import httpx
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from guardrail import errors
 from guardrail.gate import Candidate, GateResult, Policy, SpecArg
@@ -288,7 +288,8 @@ class RemoteGate:
         ask: bool | None,
     ) -> _Call:
         chosen = self.policy if policy is None else Policy(policy)
-        request = GateRequest(
+        request = _build(
+            GateRequest,
             candidates=list(candidates),
             spec=_spec_argument(spec),
             policy=chosen,
@@ -306,7 +307,8 @@ class RemoteGate:
         policy: Policy | str | None,
         ask: bool | None,
     ) -> _Call:
-        request = SearchRequest(
+        request = _build(
+            SearchRequest,
             collection=collection,
             query=query,
             spec=spec,
@@ -445,7 +447,8 @@ def _spec_argument(spec: SpecArg) -> Spec | list[Spec | None] | None:
 def _verify_call(
     codes: Sequence[str], spec: SpecArg, metadata: Sequence[Mapping[str, Any] | None] | None
 ) -> _Call:
-    request = VerifyRequest(
+    request = _build(
+        VerifyRequest,
         codes=list(codes),
         spec=_spec_argument(spec),
         metadata=None if metadata is None else [None if m is None else dict(m) for m in metadata],
@@ -459,10 +462,21 @@ def _observe_call(
     probes: Sequence[Probe],
     metadata: Sequence[Mapping[str, Any] | None] | None,
 ) -> _Call:
-    request = ObserveRequest(
+    request = _build(
+        ObserveRequest,
         codes=list(codes),
         spec=spec,
         probes=list(probes),
         metadata=None if metadata is None else [None if m is None else dict(m) for m in metadata],
     )
     return _Call("POST", f"{API_PREFIX}/observe", request.model_dump_json().encode())
+
+
+def _build(model: type[M], **fields: Any) -> M:
+    """``model(**fields)``; what the server would refuse with 422 is an `InputError` here."""
+    try:
+        return model(**fields)
+    except ValidationError as exc:
+        raise errors.InputError(
+            f"the request cannot be sent: {errors.describe_validation(exc.errors())}"
+        ) from None

@@ -34,6 +34,9 @@ Every message quotes the bad value, says what was expected, and names the next s
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 
 class GuardrailError(Exception):
     """Base class of every error guardrail raises on purpose."""
@@ -126,3 +129,18 @@ class ServiceUnavailableError(UnavailableError):
 
 class CacheWarning(UserWarning):
     """The verdict cache could not be read or written; verdicts were computed and kept anyway."""
+
+
+def describe_validation(problems: Iterable[Mapping[str, Any]], *, skip: str = "body") -> str:
+    """One line naming each field pydantic refused and why (the first five; then how many more).
+
+    ``problems`` is what ``ValidationError.errors()`` (or FastAPI's ``RequestValidationError``)
+    returns; a location part equal to ``skip`` (the request body's own name) is left out.
+    """
+    listed = list(problems)
+    lines = []
+    for problem in listed[:5]:
+        where = ".".join(str(part) for part in problem.get("loc", ()) if part != skip)
+        lines.append(f"{where or skip}: {problem.get('msg', 'invalid')}")
+    more = len(listed) - len(lines)
+    return "; ".join(lines) + (f" (and {more} more)" if more > 0 else "")

@@ -8,6 +8,7 @@ which holds the server's pid). Also: the client imports nothing heavy, and a bad
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import signal
@@ -191,14 +192,43 @@ def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
         resolve_token(None, token_file)
 
 
-def test_the_client_imports_neither_chromadb_torch_docker_nor_the_eval() -> None:
-    heavy = ("chromadb", "torch", "docker", "guardrail_eval", "sentence_transformers",
-             "fastapi", "uvicorn", "numpy")  # fmt: skip
-    probe = (
-        "import sys, guardrail.client; "
-        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}))"
-    )
+HEAVY = ("chromadb", "torch", "docker", "guardrail_eval", "sentence_transformers", "fastapi",
+         "uvicorn", "numpy")  # fmt: skip
+
+
+def imported_heavy(code: str) -> list[str]:
+    """The `HEAVY` packages a fresh interpreter holds after running ``code``."""
+    probe = f"{code}\nprint(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))"
     found = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        [sys.executable, "-c", f"import sys\n{probe}"], capture_output=True, text=True, check=True
     )
-    assert found.stdout.strip() == "[]", found.stdout
+    return list(ast.literal_eval(found.stdout.strip().splitlines()[-1]))
+
+
+def test_the_client_imports_neither_chromadb_torch_docker_nor_the_eval() -> None:
+    assert imported_heavy("import guardrail.client") == []
+    assert imported_heavy("import guardrail") == []  # its names load on first use
+
+
+@pytest.mark.parametrize("command", ["search", "verify"])
+def test_a_server_command_imports_nothing_the_server_holds(command: str, tmp_path: Path) -> None:
+    (tmp_path / "code.py").write_text("def f():\n    return 1\n", encoding="utf-8")
+    (tmp_path / "tests.json").write_text('["assert f() == 1"]', encoding="utf-8")
+    arguments = {
+        "search": ["search", "--collection", "code-here", "a query"],
+        "verify": ["verify", str(tmp_path / "code.py"), "--tests", str(tmp_path / "tests.json")],
+    }[command]
+    run = (
+        "from guardrail.cli.app import main\n"
+        f"sys.argv = ['guardrail', *{arguments!r}, '--server', 'http://127.0.0.1:9']\n"
+        "try:\n    main()\nexcept SystemExit as exit:\n    assert exit.code == 3, exit.code"
+    )  # port 9 answers nothing: exit 3, after every import the command makes
+    assert imported_heavy(run) == []
+
+
+def test_a_request_the_server_would_refuse_is_bad_input_before_it_is_sent() -> None:
+    result = CliRunner().invoke(
+        app, ["search", "--server", "http://127.0.0.1:9", "--collection", "x", "a query"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "the request cannot be sent: collection:" in " ".join(result.output.split())

@@ -1,21 +1,38 @@
-"""The root ``guardrail`` Typer app: registers each command module and maps errors to exit codes.
+"""The root ``guardrail`` Typer app: names each command's module, imported when the command runs.
 
 Exit codes: 0 success, 1 the command ran but nothing verified, 2 bad input, 3 the sandbox or
 another backend is unavailable, 70 an internal error (the table is in `guardrail.cli.common`).
 Commands of other distributions (``eval``) come from the ``guardrail.commands`` entry-point
-group (`guardrail.cli.plugins`); the core imports none of them.
+group (`guardrail.cli.plugins`); the core imports none of them. ``guardrail search --server``
+thus imports what it uses only: no sandbox, index or eval module.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, ClassVar
 
 import typer
 
-from guardrail.cli import audit, common, index, sandbox, search, serve, verify
-from guardrail.cli.plugins import register_plugins
+from guardrail.cli import common
+from guardrail.cli.plugins import PluginCommands
+
+
+class _Commands(PluginCommands):
+    """Each command's module is imported when the command is named (``--help`` names all)."""
+
+    core: ClassVar[Mapping[str, str]] = {
+        "verify": "guardrail.cli.verify:register",
+        "index": "guardrail.cli.index:register",
+        "search": "guardrail.cli.search:register",
+        "serve": "guardrail.cli.serve:register",
+        "sandbox": "guardrail.cli.sandbox:app",
+        "audit": "guardrail.cli.audit:app",
+    }
+
 
 app = typer.Typer(
+    cls=_Commands,  # the core's commands, `guardrail eval` and third parties', loaded when named
     name="guardrail",
     help="Retrieve-then-verify: run retrieved code against tests in a Docker sandbox.",
     no_args_is_help=True,
@@ -34,15 +51,6 @@ def _root(
     ] = False,
 ) -> None:
     common.set_debug(debug)
-
-
-verify.register(app)
-index.register(app)
-search.register(app)
-serve.register(app)
-app.add_typer(sandbox.app, name="sandbox")
-app.add_typer(audit.app, name="audit")
-register_plugins(app)  # `guardrail eval` and third parties' commands (guardrail.cli.plugins)
 
 
 def main() -> None:

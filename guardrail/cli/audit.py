@@ -56,7 +56,7 @@ from guardrail.cli.options import (
     TimeoutOption,
     build_gate,
 )
-from guardrail.cli.plugins import AUDIT_GROUP, AUDIT_KNOWN, register_plugins
+from guardrail.cli.plugins import AUDIT_GROUP, AUDIT_KNOWN, PluginCommands
 from guardrail.safetext import cell, dumps_json
 
 if TYPE_CHECKING:
@@ -68,12 +68,16 @@ if TYPE_CHECKING:
 __all__ = ["app"]
 
 
-class _TreeByDefault(typer.core.TyperGroup):
-    """A group whose first argument, when it names no subcommand, is the ``tree`` command's."""
+class _TreeByDefault(PluginCommands):
+    """A group whose first argument, when it names no subcommand, is the ``tree`` command's;
+    ``audit retriever`` and other plugins come from `AUDIT_GROUP` when named."""
+
+    plugin_group = AUDIT_GROUP
+    known = AUDIT_KNOWN
 
     # ``ctx`` is Typer's own (vendored) click Context; its class is not public API.
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+        if args and args[0] not in ctx.help_option_names and args[0] not in self.list_commands(ctx):
             args = ["tree", *args]
         return super().parse_args(ctx, args)
 
@@ -87,9 +91,6 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-
-
-register_plugins(app, AUDIT_GROUP, AUDIT_KNOWN)  # `audit retriever` comes with guardrail-eval
 
 
 class FailOn(StrEnum):

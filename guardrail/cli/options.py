@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from guardrail.gate import Gate
 from guardrail.sandbox.limits import MAX_TIMEOUT_S
+
+if TYPE_CHECKING:  # a client of `guardrail serve` builds no Gate: it imports none
+    from guardrail.gate import Gate
 
 
 def bounded(low: float, high: float) -> Callable[[float | None], float | None]:
@@ -58,6 +60,7 @@ def build_gate(
     *, image: str | None, timeout: float, no_cache: bool, runtime: str | None = None
 ) -> Gate:
     """A Gate over a `DockerSandbox` configured from CLI options."""
+    from guardrail.gate import Gate
     from guardrail.sandbox.docker import DockerSandbox
 
     return Gate(DockerSandbox(image, timeout_s=timeout, runtime=runtime), cache=not no_cache)

@@ -11,13 +11,15 @@ A distribution adds a command group ``guardrail NAME`` by declaring a `typer.Typ
     [project.entry-points."guardrail.audit_commands"]
     NAME = "package.module:command_function"
 
-`register_plugins` mounts each under its entry-point name (``add_typer`` for an app, ``command``
-for a function), so the core package imports no plugin by name. Rules:
+Plugins load when their command is named, never at start: `PluginCommands` is the click group
+class of a Typer app (``typer.Typer(cls=...)``) that lists every plugin's name and imports an
+entry point only when ``guardrail NAME`` (or ``guardrail --help``, which shows each plugin's own
+help) asks for it. ``guardrail search`` therefore imports no plugin, the eval's numpy included.
+Rules:
 
 - a plugin that cannot be loaded (its import raises, or the object is neither a `typer.Typer` nor
-  a function) never
-  breaks the CLI: ``guardrail NAME`` becomes a stand-in that exits 2 naming the entry point, its
-  distribution and the error, and every other command works;
+  a function) never breaks the CLI: ``guardrail NAME`` becomes a stand-in that exits 2 naming the
+  entry point, its distribution and the error, and every other command works;
 - core commands cannot be replaced: a plugin named like one is not mounted; of two plugins with
   one name, the first found on ``sys.path`` is mounted;
 - a command guardrail documents (`KNOWN`: ``eval``; `AUDIT_KNOWN`: ``audit retriever``) has a
@@ -28,13 +30,19 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from importlib.metadata import EntryPoint, entry_points
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import typer
+import typer.core
+import typer.main
 
 from guardrail.cli.common import EXIT_BAD_INPUT, fail
 
-__all__ = ["AUDIT_GROUP", "AUDIT_KNOWN", "GROUP", "KNOWN", "register_plugins"]
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+__all__ = ["AUDIT_GROUP", "AUDIT_KNOWN", "GROUP", "KNOWN", "PluginCommands"]
 
 GROUP = "guardrail.commands"
 AUDIT_GROUP = "guardrail.audit_commands"
@@ -62,45 +70,73 @@ Known = Mapping[str, tuple[str, str, str]]
 _ANY_ARGUMENTS = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
-def register_plugins(app: typer.Typer, group: str = GROUP, known: Known = KNOWN) -> None:
-    """Mount every plugin of entry-point ``group`` on ``app`` (see the module docstring)."""
-    taken = _names(app)
-    for entry_point in entry_points(group=group):
-        if entry_point.name in taken:
-            continue
-        taken.add(entry_point.name)
+class PluginCommands(typer.core.TyperGroup):
+    """A Typer group whose commands are imported when named: the core's (`core`) and plugins'.
+
+    `core` maps a command name to ``"module:attribute"``: a `typer.Typer` (mounted as a group) or
+    a ``register(app)`` function; plugins come from the entry-point group `plugin_group`, with
+    `known` stand-ins. Subclass it with these set and pass the subclass as ``cls`` to
+    `typer.Typer`; the app's own and the core commands always win over a plugin's name.
+    """
+
+    core: ClassVar[Mapping[str, str]] = {}
+    plugin_group: ClassVar[str] = GROUP
+    known: ClassVar[Known] = KNOWN
+
+    # ``ctx`` is Typer's own (vendored) click Context; its class is not public API.
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = [*super().list_commands(ctx), *self.core, *self._plugin_names()]
+        return list(dict.fromkeys(names))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        holder = typer.Typer(add_completion=False)
+        if cmd_name in self.core:
+            module, _, attribute = self.core[cmd_name].partition(":")
+            found = getattr(import_module(module), attribute)
+            if isinstance(found, typer.Typer):
+                holder.add_typer(found, name=cmd_name)
+            else:
+                found(holder)
+        elif cmd_name in self._plugin_names():
+            self._mount(holder, cmd_name)
+        else:
+            return None
+        return typer.main.get_group(holder).get_command(ctx, cmd_name)
+
+    def _plugin_names(self) -> list[str]:
+        found = [entry_point.name for entry_point in _entry_points(self.plugin_group)]
+        return list(dict.fromkeys([*found, *self.known]))
+
+    def _mount(self, holder: typer.Typer, name: str) -> None:
+        """Put plugin ``name`` (or its stand-in) on ``holder``: the first entry point found wins."""
+        entry_point = next(
+            (point for point in _entry_points(self.plugin_group) if point.name == name), None
+        )
+        if entry_point is None:
+            summary, distribution, install = self.known[name]
+            command = "guardrail" if self.plugin_group == GROUP else f"guardrail {self.name}"
+            problem = (
+                f"`{command} {name}` needs the {distribution} package (no installed distribution"
+                f" provides {name!r} in the entry-point group {self.plugin_group})"
+            )
+            _stand_in(holder, name, (summary, problem, install))
+            return
         try:
             plugin = entry_point.load()
         except Exception as exc:  # any error of a foreign import: the rest of the CLI must work
             error = f"{type(exc).__name__}: {exc}"
-            _stand_in(app, entry_point.name, _broken(entry_point, group, error))
-            continue
+            _stand_in(holder, name, _broken(entry_point, self.plugin_group, error))
+            return
         if isinstance(plugin, typer.Typer):
-            app.add_typer(plugin, name=entry_point.name)
+            holder.add_typer(plugin, name=name)
         elif inspect.isfunction(plugin):
-            app.command(entry_point.name)(plugin)
+            holder.command(name)(plugin)
         else:
             what = f"it is a {type(plugin).__name__}, not a typer.Typer or a function"
-            _stand_in(app, entry_point.name, _broken(entry_point, group, what))
-    command = "guardrail" if group == GROUP else f"guardrail {app.info.name}"
-    for name, (summary, distribution, install) in known.items():
-        if name not in taken:
-            problem = (
-                f"`{command} {name}` needs the {distribution} package (no installed distribution"
-                f" provides {name!r} in the entry-point group {group})"
-            )
-            _stand_in(app, name, (summary, problem, install))
-
-
-def _names(app: typer.Typer) -> set[str]:
-    """The names of the commands and groups ``app`` has already."""
-    names = {group.name for group in app.registered_groups if group.name}
-    for command in app.registered_commands:
-        if command.name:
-            names.add(command.name)
-        elif command.callback is not None:
-            names.add(command.callback.__name__.replace("_", "-"))
-    return names
+            _stand_in(holder, name, _broken(entry_point, self.plugin_group, what))
 
 
 def _broken(entry_point: EntryPoint, group: str, error: str) -> tuple[str, str, str]:
@@ -121,3 +157,11 @@ def _stand_in(app: typer.Typer, name: str, about: tuple[str, str, str]) -> None:
     @app.command(name, help=summary, context_settings=_ANY_ARGUMENTS, add_help_option=False)
     def unavailable() -> None:
         fail(problem, hint=hint, code=EXIT_BAD_INPUT)
+
+
+def _entry_points(group: str) -> list[EntryPoint]:
+    """The entry points of ``group``: read only when a plugin is named (importlib.metadata and
+    the scan of every installed distribution cost a command that uses none)."""
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group=group))

@@ -14,21 +14,17 @@ from guardrail.cli.index import (
     CollectionOption,
     EmbeddingOption,
     IndexDirOption,
-    open_index,
 )
-from guardrail.cli.interrupts import removing_containers_on_signals
 from guardrail.cli.options import (
     ImageOption,
     NoCacheOption,
     RuntimeOption,
     TimeoutOption,
-    build_gate,
 )
 from guardrail.cli.remote import ServerOption, refuse_local_options
 from guardrail.cli.search_lines import PIPED_WIDTH, caption, render, row_of
 from guardrail.gate import GatedCandidate, GateResult, Policy
 from guardrail.safetext import dumps_json
-from guardrail.searching import gated_search
 from guardrail.spec import Spec
 
 if TYPE_CHECKING:
@@ -159,6 +155,11 @@ def _search_here(  # noqa: PLR0917 - the command's own options, passed on
     where: tuple[str, Path | None, str | None, str, bool],
 ) -> tuple[str, GateResult, list[SpecSource]]:
     """`gated_search` in this process: the index opened here, a sandbox pool of its own."""
+    from guardrail.cli.index import open_index
+    from guardrail.cli.interrupts import removing_containers_on_signals
+    from guardrail.cli.options import build_gate
+    from guardrail.searching import gated_search
+
     collection, index_dir, chroma_url, embedding, fast_embedding = where
     code_index = open_index(
         collection, index_dir, chroma_url, embedding, create=False, fast_queries=fast_embedding

@@ -26,7 +26,13 @@ from dataclasses import dataclass
 from fastapi.exceptions import RequestValidationError
 from starlette.responses import Response
 
-from guardrail.errors import GuardrailError, InputError, SandboxError, UnavailableError
+from guardrail.errors import (
+    GuardrailError,
+    InputError,
+    SandboxError,
+    UnavailableError,
+    describe_validation,
+)
 from guardrail.service.admission import (
     ClientGone,
     DeadlineExceeded,
@@ -56,15 +62,6 @@ class HttpError:
     retry_after_s: int | None = None
 
 
-def _validation_message(error: RequestValidationError) -> str:
-    problems = []
-    for problem in error.errors()[:5]:
-        where = ".".join(str(part) for part in problem.get("loc", ()) if part != "body")
-        problems.append(f"{where or 'body'}: {problem.get('msg', 'invalid')}")
-    more = len(error.errors()) - len(problems)
-    return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")
-
-
 def http_error_for(exc: BaseException) -> HttpError:  # noqa: PLR0911 - one branch a family
     """The status, kind and message of ``exc`` (see the module docstring)."""
     kind = type(exc).__name__
@@ -74,7 +71,7 @@ def http_error_for(exc: BaseException) -> HttpError:  # noqa: PLR0911 - one bran
     if isinstance(exc, RequestCancelled):
         return HttpError(CLIENT_GONE, kind, str(exc))
     if isinstance(exc, RequestValidationError):
-        return HttpError(422, "RequestValidationError", _validation_message(exc))
+        return HttpError(422, "RequestValidationError", describe_validation(exc.errors()))
     if isinstance(exc, RequestTooLargeError):
         return HttpError(413, kind, str(exc), exc.hint)
     if isinstance(exc, GuardrailError):
