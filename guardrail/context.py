@@ -26,7 +26,6 @@ tree says them (`guardrail.distribution`), for a package that reads its own meta
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -40,7 +39,7 @@ from typing import Any
 
 from guardrail.distribution import tree_distributions
 from guardrail.errors import GuardrailError, InputError
-from guardrail.precheck import parse
+from guardrail.module_imports import imports_of
 from guardrail.roots import configured_roots, register_context_root, trusted_root
 from guardrail.substitution import SubstitutionError, substitute
 from guardrail.tree import (
@@ -56,11 +55,11 @@ __all__ = [
     "CONTEXT_BYTES",
     "CodeContext",
     "MissingContextError",
+    "ModuleReads",
     "build_job_context",
     "context_digest",
     "context_from_metadata",
     "context_metadata",
-    "imported_module",
 ]
 
 CONTEXT_BYTES = 3 << 20
@@ -218,9 +217,40 @@ def _trusted(
     return tuple(configured_roots(extra))
 
 
-def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
+class ModuleReads:
+    """The tree's modules as one call saw them: each module is read (and its absence checked)
+    once however many candidates of that call reach it. Make one per `Gate.verify` call, never
+    keep one longer: a later call must read the files again.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[Path, str, tuple[Path, ...] | None, bool | None], Any] = {}
+        self._present: dict[tuple[Path, str], bool] = {}
+
+    def entry(
+        self, root: Path, name: str, trusted: tuple[Path, ...] | None, package: bool | None = None
+    ) -> dict[str, Any] | None:
+        """`_entry`, remembered; a copy, so a payload never shares a dict with another."""
+        key = (root, name, trusted, package)
+        if key not in self._entries:
+            self._entries[key] = _entry(root, name, trusted, package=package)
+        found = self._entries[key]
+        return None if found is None else dict(found)
+
+    def in_tree(self, root: Path, name: str) -> bool:
+        """`_in_tree`, remembered."""
+        key = (root, name)
+        if key not in self._present:
+            self._present[key] = _in_tree(root, name)
+        return self._present[key]
+
+
+def build_job_context(
+    code: str, context: CodeContext, reads: ModuleReads | None = None
+) -> dict[str, Any]:
     """The job's ``context`` payload: the target module with ``code`` substituted, its
-    packages and the in-root modules its imports reach (see the module docstring).
+    packages and the in-root modules its imports reach (see the module docstring). ``reads``
+    shares the modules read between the candidates of one call (a fresh one when None).
 
     Raises:
         MissingContextError: the file cannot be read, does not parse, the definition cannot be
@@ -235,6 +265,7 @@ def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
         )
     root = _confined_root(context.root)
     trusted = context.trusted
+    reads = ModuleReads() if reads is None else reads
     source = _read(root, context.file, trusted, required=True, max_bytes=MAX_SOURCE_BYTES)
     assert source is not None
     try:
@@ -244,7 +275,7 @@ def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
     modules: dict[str, dict[str, Any]] = {}
     budget = _Budget()
     for name in _parents(context.module):  # the packages above it are required
-        entry = _entry(root, name, trusted, package=True)
+        entry = reads.entry(root, name, trusted, package=True)
         if entry is None:
             raise MissingContextError(f"package {name!r} of {context.file} cannot be read")
         budget.take(entry, required=True)
@@ -252,7 +283,7 @@ def build_job_context(code: str, context: CodeContext) -> dict[str, Any]:
     target = {"file": context.file, "package": context.package, "source": placed.source}
     budget.take(target, required=True)
     modules[context.module] = target
-    withheld = _add_reachable(root, modules, budget, trusted)
+    withheld = _add_reachable(root, modules, budget, trusted, reads)
     judged = None
     if placed.lines and context.qualified_name:
         judged = {"name": context.qualified_name, "lines": [list(r) for r in placed.lines]}
@@ -296,6 +327,7 @@ def _add_reachable(
     modules: dict[str, dict[str, Any]],
     budget: _Budget,
     trusted: tuple[Path, ...] | None,
+    reads: ModuleReads,
 ) -> list[str]:
     """Breadth-first over imports from the shipped modules; each found module's packages too.
 
@@ -316,11 +348,11 @@ def _add_reachable(
                 if candidate in seen or candidate.split(".")[0] in sys.stdlib_module_names:
                     continue
                 seen.add(candidate)
-                found = _entry(root, candidate, trusted)
+                found = reads.entry(root, candidate, trusted)
                 if found is not None and budget.take(found):
                     modules[candidate] = found
                     queue.append(candidate)
-                elif found is not None or _in_tree(root, candidate):
+                elif found is not None or reads.in_tree(root, candidate):
                     withheld.append(candidate)
     return withheld
 
@@ -334,40 +366,10 @@ def _in_tree(root: Path, name: str) -> bool:
     )
 
 
-def _imports_of(name: str, entry: Mapping[str, Any]) -> list[str]:
-    """Dotted names a module's imports may load (anywhere in it: lazy imports count)."""
-    source = str(entry["source"])
-    if len(source) > MAX_SOURCE_BYTES:
-        return []  # shipped, never parsed on the host (see `guardrail.tree.MAX_SOURCE_BYTES`)
-    try:
-        tree = parse(source)  # exhausting the parser is a SyntaxError there
-    except SyntaxError:
-        return []  # it fails in the sandbox as it would in the package
+def _imports_of(name: str, entry: Mapping[str, Any]) -> tuple[str, ...]:
+    """Dotted names a shipped module's imports may load (`guardrail.module_imports`)."""
     package = name if entry["package"] else name.rpartition(".")[0]
-    wanted: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            wanted.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = imported_module(node, package)
-            if base is None:
-                continue
-            if base:
-                wanted.append(base)
-            wanted.extend(f"{base}.{a.name}" if base else a.name for a in node.names)
-    return [w for w in wanted if w and "*" not in w]
-
-
-def imported_module(node: ast.ImportFrom, package: str) -> str | None:
-    """The absolute dotted module a ``from`` import in ``package`` names (``""`` for ``from .
-    import x`` at the top level), None for a relative import climbing above the top package."""
-    if not node.level:
-        return node.module or ""
-    parts = package.split(".") if package else []
-    if node.level - 1 > len(parts):
-        return None
-    anchor = ".".join(parts[: len(parts) - (node.level - 1)])
-    return ".".join(p for p in (anchor, node.module or "") if p)
+    return imports_of(str(entry["source"]), package)
 
 
 def _entry(

@@ -20,6 +20,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from guardrail.cache import VerdictCache
+from guardrail.context import ModuleReads
 from guardrail.errors import SpecError
 from guardrail.jobs import PreparedJob, prepare_job
 from guardrail.precheck import precheck_verdict
@@ -197,6 +198,7 @@ class Gate:
         verdicts: list[Verdict | None] = [None] * len(codes)
         pending: list[tuple[int, PreparedJob]] = []
         identity: str | None = None
+        reads = ModuleReads()  # this call's snapshot of the modules its candidates reach
         for index, (code, one_spec) in enumerate(zip(codes, specs, strict=True)):
             early = _judge_without_running(code, one_spec)
             if early is not None:
@@ -204,7 +206,7 @@ class Gate:
                 continue
             assert one_spec is not None  # _judge_without_running answered every None spec
             prepared = prepare_job(
-                code, one_spec, metadatas[index], self.context_root, self.context_roots
+                code, one_spec, metadatas[index], self.context_root, self.context_roots, reads
             )
             if isinstance(prepared, Verdict):
                 verdicts[index] = prepared

@@ -13,6 +13,7 @@ from typing import Any
 from guardrail.binding import plan_binding
 from guardrail.context import (
     MissingContextError,
+    ModuleReads,
     build_job_context,
     context_digest,
     context_from_metadata,
@@ -35,16 +36,18 @@ class PreparedJob:
     digest: str | None
 
 
-def prepare_job(
+def prepare_job(  # noqa: PLR0917 - the gate's settings, passed on
     code: str,
     spec: Spec,
     metadata: Mapping[str, Any] | None,
     context_root: str | Path | None = None,
     context_roots: Iterable[str | Path] = (),
+    reads: ModuleReads | None = None,
 ) -> PreparedJob | Verdict:
     """The job for ``code``, with its module context from ``metadata`` (see
     `guardrail.context`; a stored root is read only inside a context root, `guardrail.roots`)
-    and the host's binding plan (`guardrail.binding`); or the verdict."""
+    and the host's binding plan (`guardrail.binding`); or the verdict. ``reads`` shares the
+    modules read between the candidates of one call."""
     payload: dict[str, Any] | None = None
     qualified_name = ""
     try:
@@ -52,7 +55,7 @@ def prepare_job(
         if capped_size(code, MAX_PARSE_BYTES) > MAX_PARSE_BYTES:
             return _unparsed_job(code, spec, has_context=context is not None)
         if context is not None:
-            payload = build_job_context(code, context)
+            payload = build_job_context(code, context, reads)
             qualified_name = context.qualified_name
     except MissingContextError as exc:
         return Verdict.unjudged(Status.UNVERIFIABLE, Reason.MISSING_CONTEXT, str(exc))

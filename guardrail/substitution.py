@@ -17,7 +17,8 @@ import re
 import tokenize
 from dataclasses import dataclass
 
-from guardrail.precheck import at_line, parse
+from guardrail.module_imports import parsed_module
+from guardrail.precheck import at_line
 
 __all__ = ["Substituted", "SubstitutionError", "substitute"]
 
@@ -63,7 +64,7 @@ def substitute(module_source: str, code: str, qualified_name: str) -> Substitute
             or a method's class is gone from the module.
     """
     try:  # the tree's module is hostile too: nesting that exhausts the parser is a SyntaxError
-        module = parse(module_source)
+        module = parsed_module(module_source)  # read, never changed: shared
     except SyntaxError as exc:
         raise SubstitutionError(f"the module does not parse now{at_line(exc)}") from None
     candidate = ast.parse(code)  # the gate parsed it already (precheck)

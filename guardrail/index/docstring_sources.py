@@ -16,7 +16,7 @@ import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from guardrail.context import imported_module
+from guardrail.module_imports import imported_module
 from guardrail.precheck import parse
 from guardrail.sandbox.runner.static import module_statements
 from guardrail.tree import TreeFileError, entry_kind, read_in_tree
