@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import multiprocessing
 import os
 import statistics
 import subprocess
@@ -26,8 +27,10 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from timing import summary
 
@@ -160,41 +163,60 @@ def cold_gate(remote: RemoteGate, gate: Gate, rounds: int) -> None:
     print(summary("service (RemoteGate.verify)", times["service"], reference))
 
 
+def client_process(url: str, tag: str, seconds: float, go: Any, results: Any) -> None:
+    """One client in a process of its own: when ``go`` is set, cold candidates (``tag`` makes
+    each text new) one at a time for ``seconds``; its latencies go to ``results``."""
+    remote = RemoteGate(url, token=TOKEN)
+    results.put(None)  # ready: imported and connected
+    go.wait()
+    latencies: list[float] = []
+    stop = time.monotonic() + seconds
+    while time.monotonic() < stop:
+        code = candidate(len(latencies), f"{tag}-{len(latencies)}")
+        latencies.append(timed(functools.partial(remote.verify, [code], SPEC)))
+    remote.close()
+    results.put(latencies)
+
+
+def one_level(url: str, clients: int, seconds: float) -> tuple[list[float], float]:
+    """Latencies and wall time of ``clients`` client processes started together."""
+    context = multiprocessing.get_context("spawn")  # nothing of this process in the clients
+    go, results = context.Event(), context.Queue()
+    processes = [
+        context.Process(
+            target=client_process, args=(url, f"conc-{uuid.uuid4().hex}", seconds, go, results)
+        )
+        for _ in range(clients)
+    ]
+    for process in processes:
+        process.start()
+    for _ in processes:
+        results.get(timeout=120)  # every client ready before the clock starts
+    started = time.monotonic()
+    go.set()
+    latencies = [took for _ in processes for took in results.get(timeout=seconds + 120)]
+    wall = time.monotonic() - started
+    for process in processes:
+        process.join(30)
+    return latencies, wall
+
+
 def concurrency(url: str, seconds: float) -> None:
-    print(f"\n3. concurrent clients, one cold candidate per request, {seconds:g} s each level")
+    print(f"\n3. concurrent clients (a process each), one cold candidate per request, {seconds:g} s"
+          " each level")  # fmt: skip
     print(
         f"{'clients':>8s} {'requests':>9s} {'req/s':>8s} {'p50 ms':>8s} {'p95 ms':>8s} {'vs 1':>6s}"
     )
     base = None
     for clients in (1, 2, 4, 8, 16):
-        latencies: list[float] = []
-        lock = threading.Lock()
-        stop = time.monotonic() + seconds
-
-        def client(number: int, clients: int = clients) -> None:
-            remote = RemoteGate(url, token=TOKEN)
-            sent = 0
-            while time.monotonic() < stop:  # noqa: B023 - called before the loop moves on
-                code = candidate(sent, f"conc-{clients}-{number}-{sent}")
-                took = timed(functools.partial(remote.verify, [code], SPEC))
-                with lock:  # noqa: B023 - called before the loop moves on
-                    latencies.append(took)  # noqa: B023 - called before the loop moves on
-                sent += 1
-            remote.close()
-
-        threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
-        started = time.monotonic()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        rate = len(latencies) / (time.monotonic() - started)
+        latencies, wall = one_level(url, clients, seconds)
+        rate = len(latencies) / wall
         base = base or rate
         ordered = sorted(latencies)
         p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
         print(
-            f"{clients:>8d} {len(latencies):>9d} {rate:>8.1f} {statistics.median(ordered):>8.1f}"
-            f" {p95:>8.1f} {rate / base:>5.2f}x"
+            f"{clients:>8d} {len(latencies):>9d} {rate:>8.1f}"
+            f" {statistics.median(ordered):>8.1f} {p95:>8.1f} {rate / base:>5.2f}x"
         )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -215,3 +216,24 @@ def test_a_row_that_no_longer_validates_is_a_miss_and_is_replaced(tmp_path: Path
     assert cache.put("code", SPEC, "image", PASSED)
     assert cache.get("code", SPEC, "image") == PASSED.model_copy(update={"cached": True})
     cache.close()
+
+
+def test_a_verdict_is_stored_without_an_fsync_and_survives_a_new_process(tmp_path: Path) -> None:
+    # WAL with synchronous=NORMAL: no fsync per verdict (it cost 5 ms under the shared lock),
+    # and what was committed is read by another process at once.
+    cache = VerdictCache(tmp_path / "cache.sqlite")
+    assert cache._db is not None
+    assert cache._db.execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
+    assert cache._db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    spec = Spec.from_tests(["assert f() == 1"])
+    verdict = Verdict.unjudged(Status.UNVERIFIABLE, Reason.MISSING_CONTEXT, "no module")
+    assert cache.put("def f():\n    return 1\n", spec, "identity", verdict)
+    probe = (
+        "from guardrail.cache import VerdictCache; from guardrail.spec import Spec;"
+        f" c = VerdictCache({str(tmp_path / 'cache.sqlite')!r});"
+        " s = Spec.from_tests(['assert f() == 1']);"
+        " v = c.get('def f():\\n    return 1\\n', s, 'identity');"
+        " print(v.status.value if v else None)"
+    )
+    read = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert read.stdout.strip() == "unverifiable"
