@@ -83,8 +83,45 @@ class EngineUnavailableError(SandboxError):
     """No Docker engine answers."""
 
     hint = (
-        "start one with `scripts/docker-up` (or `sudo dockerd &`), then `guardrail sandbox check`"
+        "install Docker (Debian or Ubuntu: `sudo apt-get install docker.io`; elsewhere"
+        " https://docs.docker.com/engine/install/), start it (`sudo systemctl start docker`, or"
+        " `sudo dockerd &` without systemd) and let your user use it (`sudo usermod -aG docker"
+        " $USER`, then log in again); then `guardrail sandbox check`. In a guardrail checkout,"
+        " `scripts/docker-up` does all of this and builds the sandbox image"
     )
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> EngineUnavailableError:
+        """The error for docker-py's ``exc`` when reaching the engine: where guardrail looked
+        and, in words, why nothing answered (never the client library's internals)."""
+        import os
+
+        where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+        return cls(f"no Docker engine answers at {where}: {_engine_problem(exc)}")
+
+
+def _engine_problem(exc: BaseException) -> str:
+    """What went wrong reaching the engine, from the exception chain of docker-py/requests."""
+    seen: list[BaseException] = []
+    pending: list[object] = [exc]
+    while pending and len(seen) < 20:  # causes, contexts, and errors carried in the arguments
+        current = pending.pop()
+        if isinstance(current, tuple):
+            pending.extend(current)
+        elif isinstance(current, BaseException) and all(current is not x for x in seen):
+            seen.append(current)
+            pending.extend((current.__cause__, current.__context__, *current.args))
+    text = " ".join(str(x) for x in seen)
+    if any(isinstance(x, FileNotFoundError) for x in seen) or "No such file" in text:
+        return "there is no engine socket there (Docker is not installed, or not started)"
+    if any(isinstance(x, PermissionError) for x in seen) or "Permission denied" in text:
+        return "permission denied on the engine's socket (your user is not in the docker group)"
+    if any(isinstance(x, ConnectionRefusedError) for x in seen) or "refused" in text:
+        return "the connection was refused (the engine is not running)"
+    if any(isinstance(x, TimeoutError) for x in seen) or "timed out" in text.lower():
+        return "the engine did not answer in time (it may be frozen or overloaded)"
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return first[:200]
 
 
 class ImageNotFoundError(SandboxError):

@@ -119,7 +119,23 @@ def test_sandbox_check_without_an_engine_exits_3(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     result = runner.invoke(app, ["sandbox", "check"])
     assert result.exit_code == 3
-    assert "no Docker engine answers" in result.stderr
+    error = " ".join(result.stderr.split())
+    assert (
+        "no Docker engine answers at unix:///nonexistent/docker.sock: there is no engine socket"
+        " there (Docker is not installed, or not started)"
+    ) in error
+    assert "sudo apt-get install docker.io" in error and "sudo systemctl start docker" in error
+    for internal in ("Connection aborted", "FileNotFoundError", "fetching server API"):
+        assert internal not in error  # docker-py's words mean nothing to the user
+
+
+def test_an_engine_that_refuses_is_said_to_be_not_running(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:9")
+    result = runner.invoke(app, ["sandbox", "check"])
+    assert result.exit_code == 3
+    assert "the connection was refused (the engine is not running)" in result.stderr
 
 
 # -- bad input: exit 2, the file and line named, before anything runs -----------------------------

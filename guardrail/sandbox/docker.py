@@ -149,7 +149,7 @@ class DockerSandbox(Sandbox):
                 self._client.ping()
             except Exception as exc:
                 self._client = None
-                raise EngineUnavailableError(f"no Docker engine answers: {exc}") from None
+                raise EngineUnavailableError.from_exception(exc) from None
         return self._client
 
     def translate(self, exc: Exception) -> SandboxError:
@@ -439,4 +439,4 @@ def remove_leftovers(client: Any = None, *, include_live_owners: bool = False) -
         client = client or docker.from_env()
         return remove_dead(client, include_live_owners=include_live_owners)
     except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-        raise EngineUnavailableError(f"no Docker engine answers: {exc}") from None
+        raise EngineUnavailableError.from_exception(exc) from None
