@@ -13,6 +13,8 @@ code  meaning
       ``sandbox check`` found the sandbox unsafe
 70    internal error: a bug in guardrail, not in the input (one line; the traceback with
       ``--debug`` or ``GUARDRAIL_DEBUG=1``); please report it
+130   interrupted (Ctrl-C; 143 for SIGTERM), the shell's own code: sandbox containers are
+      removed first, and an interrupted ``index`` has written nothing
 ====  ===========================================================================================
 
 Warnings that cost no verdict (the verdict cache could not be used, see `CacheWarning`) are one
@@ -41,6 +43,7 @@ EXIT_NONE_VERIFIED = 1
 EXIT_BAD_INPUT = 2
 EXIT_UNAVAILABLE = 3
 EXIT_INTERNAL = 70  # EX_SOFTWARE in BSD's sysexits.h
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a Ctrl-C
 
 # Set by the root command's ``--debug`` (or ``$GUARDRAIL_DEBUG``) for this invocation.
 _debug = False

@@ -5,20 +5,18 @@ Also home of the options that say where an index lives, shared with ``guardrail 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 from rich.text import Text
 
-from guardrail.cli.common import console, err_console, fail, reporting_errors
+from guardrail.cli.common import EXIT_INTERRUPTED, console, err_console, fail, reporting_errors
+from guardrail.cli.progress import progress_hook
 from guardrail.safetext import clean, dumps_json, one_line
 
 if TYPE_CHECKING:
-    from guardrail.index import AddReport, CodeIndex, ProgressHook, Snippet, TreeSplit
+    from guardrail.index import AddReport, CodeIndex, Snippet, TreeSplit
 
 CollectionOption = Annotated[
     str,
@@ -120,10 +118,20 @@ def split_path(path: Path, *, exclude: list[str] | None, include_tests: bool) ->
 
 
 def store_tree(code_index: CodeIndex, path: Path, tree: TreeSplit) -> AddReport:
-    """Make ``code_index`` hold exactly ``tree`` for ``path``, with a progress bar."""
+    """Make ``code_index`` hold exactly ``tree`` for ``path``, with progress; all or nothing
+    (`CodeIndex.replace_files`): Ctrl-C while embedding exits 130 and changes nothing."""
     files = {**_gone_files(code_index, path, tree), **tree.files}
-    with _progress(len(tree.snippets)) as on_progress:
-        report = code_index.replace_files(files, on_progress=on_progress)
+    try:
+        with progress_hook("embedding new and changed snippets", "snippets") as on_progress:
+            report = code_index.replace_files(files, on_progress=on_progress)
+    except KeyboardInterrupt:
+        err_console.print(
+            Text(
+                f"interrupted: nothing was written; collection {code_index.name!r} is as it was"
+                " before this run"
+            )
+        )
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     code_index.record_roots([tree.root])
     return report
 
@@ -163,27 +171,6 @@ def open_index(
     return CodeIndex(
         collection, path=index_dir, url=chroma_url, embedding_function=function, create=create
     )
-
-
-@contextmanager
-def _progress(total: int) -> Iterator[ProgressHook]:
-    """A progress bar on stderr when it is a terminal; the hook does nothing otherwise."""
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-    )
-    task = progress.add_task("embedding new and changed snippets", total=total or None)
-
-    def on_progress(done: int, to_embed: int) -> None:
-        progress.update(task, completed=done, total=to_embed)
-
-    with progress:
-        yield on_progress
 
 
 def skip_summary(tree: TreeSplit) -> dict[str, Any]:

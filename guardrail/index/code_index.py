@@ -44,6 +44,7 @@ from guardrail.index.chroma_client import (
 from guardrail.index.errors import (
     CollectionNameError,
 )
+from guardrail.index.interrupts import holding_interrupts
 from guardrail.index.snippet import Snippet, decode_metadata, stored_location
 from guardrail.roots import register_context_root, vouching_root
 
@@ -59,6 +60,7 @@ DEFAULT_PAGE_SIZE = 500
 _COLLECTION_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]")
 _ROOTS_KEY = "guardrail_roots"  # collection metadata: the indexed roots, as JSON
 _LOOKUP_CHUNK = 500  # ids or file names per `get` call; keeps request bodies and SQL small
+_EMBED_CHUNK = 64  # texts embedded between two progress reports (a second or two on a CPU)
 
 _T = TypeVar("_T")
 
@@ -153,6 +155,7 @@ class CodeIndex:
             " (--embedding) or another collection name"
         )
         function = cast("EmbeddingFunction[Embeddable]", embedding_function)
+        self._embedding_function = function
         with chroma_errors(f"open collection {collection!r}", url, hint):
             self._batch_size = min(batch_size, client.get_max_batch_size())
             if create:
@@ -178,25 +181,9 @@ class CodeIndex:
 
         A snippet whose id exists with different content (possible with explicit ids) is
         replaced. Two snippets with the same id in one call must be identical; they count once.
+        All-or-nothing as `replace_files` is.
         """
-        records = _unique(snippets)
-        with self._errors("read existing snippets"):
-            stored = self._stored_hashes(list(records))
-        fresh = [s for key, s in records.items() if stored.get(key) != s.content_sha256]
-        self.record_roots(_vouching_roots(records.values()))
-        with self._errors("add snippets"):
-            for done, batch in _batches(fresh, self._batch_size):
-                self._collection.upsert(
-                    ids=[s.index_id for s in batch],
-                    documents=[s.code for s in batch],
-                    metadatas=[s.to_metadata() for s in batch],
-                )
-                if on_progress is not None:
-                    on_progress(done, len(fresh))
-        updated = sum(1 for s in fresh if s.index_id in stored)
-        return AddReport(
-            added=len(fresh) - updated, updated=updated, unchanged=len(records) - len(fresh)
-        )
+        return self._store(_unique(snippets), [], on_progress)
 
     def replace_files(
         self,
@@ -208,6 +195,12 @@ class CodeIndex:
 
         Snippets of those files that are not in the new set are removed; unchanged ones are not
         embedded again. Every snippet must name the file it is listed under.
+
+        All or nothing, as far as a process can make it: every new snippet is embedded first
+        (``on_progress(done, total)`` counts them) and nothing is written until all are, so an
+        interrupt or an error while embedding (the slow part) leaves the index as it was; the
+        writes that follow hold off SIGINT until they are done (in the main thread). Only a
+        process killed while writing can leave a part written.
         """
         for file, snippets in files.items():
             strays = sorted({s.path for s in snippets if s.path != file})
@@ -217,13 +210,53 @@ class CodeIndex:
         with self._errors("read existing snippets"):
             old = self._ids_of_files(list(files))
         obsolete = [id_ for id_ in old if id_ not in keep]
-        with self._errors("remove replaced snippets"):
-            for _, batch in _batches(obsolete, self._batch_size):
-                self._collection.delete(ids=batch)
-        report = self.add(
-            [s for snippets in files.values() for s in snippets], on_progress=on_progress
+        records = _unique(s for snippets in files.values() for s in snippets)
+        return self._store(records, obsolete, on_progress)
+
+    def _store(
+        self,
+        records: Mapping[str, Snippet],
+        obsolete: Sequence[str],
+        on_progress: ProgressHook | None,
+    ) -> AddReport:
+        """Embed what is new in ``records``, then remove ``obsolete`` and write, interrupts held."""
+        with self._errors("read existing snippets"):
+            stored = self._stored_hashes(list(records))
+        fresh = [s for key, s in records.items() if stored.get(key) != s.content_sha256]
+        vectors = self._embed([s.code for s in fresh], on_progress)
+        with holding_interrupts():
+            self.record_roots(_vouching_roots(records.values()))
+            with self._errors("remove replaced snippets"):
+                for _, gone in _batches(obsolete, self._batch_size):
+                    self._collection.delete(ids=gone)
+            with self._errors("add snippets"):
+                for done, batch in _batches(fresh, self._batch_size):
+                    self._collection.upsert(
+                        ids=[s.index_id for s in batch],
+                        embeddings=vectors[done - len(batch) : done],
+                        documents=[s.code for s in batch],
+                        metadatas=[s.to_metadata() for s in batch],
+                    )
+        updated = sum(1 for s in fresh if s.index_id in stored)
+        return AddReport(
+            added=len(fresh) - updated,
+            updated=updated,
+            unchanged=len(records) - len(fresh),
+            removed=len(obsolete),
         )
-        return report + AddReport(removed=len(obsolete))
+
+    def _embed(self, texts: Sequence[str], on_progress: ProgressHook | None) -> list[Any]:
+        """The collection's embedding of ``texts``, a chunk at a time: ``on_progress(0, total)``
+        before the first (the clock starts there), then after each; no call when none is new."""
+        if on_progress is not None and texts:
+            on_progress(0, len(texts))
+        vectors: list[Any] = []
+        with self._errors("embed snippets"):
+            for done, chunk in _batches(texts, min(_EMBED_CHUNK, self._batch_size)):
+                vectors.extend(self._embedding_function(list(chunk)))
+                if on_progress is not None:
+                    on_progress(done, len(texts))
+        return vectors
 
     def replace_file(
         self,

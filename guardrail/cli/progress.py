@@ -1,0 +1,99 @@
+"""Progress of long work, always: a Rich bar on a terminal, plain lines on stderr otherwise.
+
+`progress_hook` yields an ``on_progress(done, total)`` hook (`guardrail.index.ProgressHook`).
+On a terminal it drives a bar with the count, the time elapsed (from the first second) and the
+time left; when stderr is a file or a pipe (CI, ``2> log``) it prints a line such as
+``embedding: 640/5000 snippets, 12 s elapsed, about 1 min 20 s left`` at the start, at most
+every `PLAIN_EVERY_S` seconds, and at the end, so a log never goes quiet for minutes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from guardrail.cli.common import err_console
+
+__all__ = ["PLAIN_EVERY_S", "duration", "progress_hook"]
+
+PLAIN_EVERY_S = 10.0
+
+
+def duration(seconds: float) -> str:
+    """``45 s``, ``3 min 05 s``, ``1 h 02 min``: a duration a person reads at a glance."""
+    whole = max(0, round(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+@contextmanager
+def progress_hook(label: str, unit: str) -> Iterator[Callable[[int, int], None]]:
+    """``on_progress(done, total)`` for work called ``label`` counted in ``unit`` (plural)."""
+    if err_console.is_terminal:
+        with _bar(label) as hook:
+            yield hook
+    else:
+        yield _plain(label, unit)
+
+
+@contextmanager
+def _bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=True,
+    )
+    task = progress.add_task(label, total=None)  # the clock runs from now, before any count
+
+    def on_progress(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total or None)
+
+    with progress:
+        yield on_progress
+
+
+def _plain(label: str, unit: str) -> Callable[[int, int], None]:
+    started = time.monotonic()
+    last: list[float] = []  # when the last line was printed
+    # The rate is measured from the first count above zero: before it, set-up (loading a
+    # model) would make the first estimate several times too long.
+    first_done: list[tuple[float, int]] = []
+
+    def on_progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if not first_done and done > 0:
+            first_done.append((now, done))
+        finished = done >= total
+        if last and not finished and now - last[0] < PLAIN_EVERY_S:
+            return
+        last[:] = [now]
+        line = f"{label}: {done}/{total} {unit}, {duration(now - started)} elapsed"
+        since, base = first_done[0] if first_done else (now, done)
+        if not finished and done > base and now > since:
+            left = (total - done) * (now - since) / (done - base)
+            line += f", about {duration(left)} left"
+        err_console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    return on_progress
