@@ -38,6 +38,7 @@ import typer.core
 import typer.main
 
 from guardrail.cli.common import EXIT_BAD_INPUT, fail
+from guardrail.cli.placeholders import add_placeholders
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -91,7 +92,7 @@ class PluginCommands(typer.core.TyperGroup):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if command is not None:
-            return command
+            return add_placeholders(command)
         holder = typer.Typer(add_completion=False)
         if cmd_name in self.core:
             module, _, attribute = self.core[cmd_name].partition(":")
@@ -104,7 +105,19 @@ class PluginCommands(typer.core.TyperGroup):
             self._mount(holder, cmd_name)
         else:
             return None
-        return typer.main.get_group(holder).get_command(ctx, cmd_name)
+        return add_placeholders(typer.main.get_group(holder).get_command(ctx, cmd_name))
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        if option is not None and option.metavar is None:
+            option.metavar = ""  # no `<bool>` beside --help (`guardrail.cli.placeholders`)
+        return option
+
+    def get_params(self, ctx: Any) -> Any:
+        for param in self.params:  # the group's own options (--debug) read as its commands'
+            if param.metavar is None and getattr(param, "is_flag", False):
+                param.metavar = ""
+        return super().get_params(ctx)
 
     def _plugin_names(self) -> list[str]:
         found = [entry_point.name for entry_point in _entry_points(self.plugin_group)]
