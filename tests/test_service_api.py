@@ -8,6 +8,7 @@ sockets, through `RemoteGate` or a plain ``httpx`` client.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
@@ -259,6 +260,38 @@ def test_verdicts_match_an_in_process_gate_on_every_status(
         return dict(verdict.model_dump(mode="json", exclude={"duration_s", "cpu_s"}))
 
     assert [judged(v) for v in remote_verdicts] == [judged(v) for v in local]
+
+
+CRASHING = [  # each takes down the process running it, never the judge of another request
+    "import ctypes\n\ndef square(x):\n    return ctypes.string_at(0)\n",  # a segfault
+    "import os, signal\n\ndef square(x):\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+    "import os\nos._exit(3)\n",  # gone at import
+    "def square(x):\n    return square(x)\n",  # recursion to the end of the stack
+]
+
+
+async def test_a_request_that_crashes_its_runs_leaves_another_requests_verdicts_alone(
+    service: RunningService, gate: Gate
+) -> None:
+    mixed = [GOOD, BAD, ABS, GOOD.replace("x * x", "x ** 2")]
+    with service.client() as remote:
+        rounds = [
+            await asyncio.gather(
+                remote.averify([f"{c}# crash {n}\n" for c in CRASHING], SPEC),
+                remote.averify(mixed, SPEC),
+                remote.averify([f"{c}# crash again {n}\n" for c in CRASHING], SPEC),
+            )
+            for n in range(2)
+        ]
+    local = gate.verify(mixed, SPEC)
+
+    def judged(verdict: Any) -> dict[str, Any]:
+        return dict(verdict.model_dump(mode="json", exclude={"duration_s", "cpu_s", "cached"}))
+
+    for crashed, honest, crashed_again in rounds:
+        assert [judged(v) for v in honest] == [judged(v) for v in local]
+        for verdict in [*crashed, *crashed_again]:
+            assert verdict.status is not Status.VERIFIED, verdict
 
 
 def test_cached_verdicts_cross_the_wire_byte_for_byte(
