@@ -22,7 +22,7 @@ DOUBLE = "def double(x):\n    return x * 2\n"
 
 
 def _outcome(gate: Gate, code: str, test: str) -> TestOutcome:
-    (verdict,) = gate.verify([code], Spec(tests=[test], entry_point="double"))
+    (verdict,) = gate.verify([code], Spec(tests=(test,), entry_point="double"))
     (outcome,) = verdict.tests
     return outcome
 
@@ -49,7 +49,7 @@ def test_a_failing_assert_carries_what_the_call_returned(gate: Gate, test: str, 
 
 def test_equal_values_share_a_key_across_candidates(gate: Gate) -> None:
     codes = [DOUBLE, "def double(x):\n    return x + x\n", "def double(x):\n    return 4.0\n"]
-    verdicts = gate.verify(codes, Spec(tests=["assert double(2) == 5"], entry_point="double"))
+    verdicts = gate.verify(codes, Spec(tests=("assert double(2) == 5",), entry_point="double"))
     keys = {v.tests[0].returned.key for v in verdicts if v.tests[0].returned is not None}
     assert len(keys) == 1  # 4, 4 and 4.0 compare equal: one answer, three candidates
 

@@ -60,7 +60,8 @@ class Returned:
 def rewrite(test: str) -> ast.Module:
     """``test`` parsed, each ``assert`` opened by ``__returned__.start()`` and its checked
     operand wrapped in ``__returned__(...)``; line numbers stay the test's own."""
-    tree = _Asserts().visit(ast.parse(test))
+    tree = ast.parse(test)
+    _Asserts().visit(tree)  # in place: the module node itself is never replaced
     return ast.fix_missing_locations(tree)
 
 

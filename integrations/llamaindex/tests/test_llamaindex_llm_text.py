@@ -176,11 +176,17 @@ async def test_nothing_verified_is_said_not_empty_response(
 
     engine = GuardedQueryEngine.from_args(retriever)
     for response in (engine.query(impossible), await engine.aquery(impossible)):
-        assert str(response) == (
-            f"Nothing verified for {CLAMP_QUERY!r}: no retrieved code ran and passed its tests,"
-            " so no code is given. Do not answer with unverified code; write the code and test it."
-        )
-        assert response.source_nodes == []
+        # What the candidate returned on the failing test, so the LLM can doubt its test.
+        assert str(response).splitlines() == [
+            f"Nothing could be verified for {CLAMP_QUERY!r}: 1 candidate ran and failed the"
+            " tests. First failing test: assert clamp(5, 0, 10) == 6",
+            "  [1] clamp (clamplib/numbers.py:12-18) returned 5",
+            "It returned 5 there: if that is the right answer, the test is wrong; fix it and query"
+            " again. Otherwise write the function yourself and test it.",
+        ]
+        [failed] = response.source_nodes  # what ran, with its verdict; never synthesised
+        assert failed.node.metadata[METADATA_KEY]["status"] == "failed"
+    assert nothing_verified(QueryBundle("q")).startswith("Nothing verified for 'q': no retrieved")
     assert "; give tests with the query (TestedQueryBundle(query, tests=[...]))" in (
         nothing_verified(QueryBundle("q"))
     )

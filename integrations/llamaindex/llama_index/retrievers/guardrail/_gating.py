@@ -36,6 +36,7 @@ from guardrail.integration import (
     plan_gate,
     public_metadata,
     question_metadata,
+    report_dropped,
     verdict_from_metadata,
 )
 from guardrail.spec import Spec
@@ -144,9 +145,16 @@ def gated_nodes(
     LlamaIndex step that sorts by score (fusion, a reranker's cut-off) keeps verified code first;
     the retriever's own similarity stays in the verdict as ``retrieval_score``. Host paths are
     left out of the metadata unless ``include_paths`` (`guardrail.integration.public_metadata`).
+    The nodes it dropped for failing go, with their verdicts, to an open
+    `guardrail.integration.collecting_dropped` (the query engine explains an empty answer with
+    them), never into the list returned.
     """
     kept = plan.kept(result, limit)
     question = question_metadata(result)
+    report_dropped(
+        _with_verdict(node, metadata, {}, score=0.0, include_paths=include_paths)
+        for node, metadata in plan.dropped(result)
+    )
     return [
         _with_verdict(
             node,
