@@ -194,7 +194,7 @@ def all_failed(
     """
     failed = [(v, m) for v, m in dropped if v.get("status") == "failed"]
     others = [v for v, _ in dropped if v.get("status") != "failed"]
-    why = ", ".join(sorted({one_line(str(v.get("reason", "error")), 40) for v in others}))
+    why = ", ".join(sorted({_why(v) for v in others}))
     not_run = f" ({len(others)} more could not be judged: {why})" if others else ""
     if not failed:
         return (
@@ -218,6 +218,20 @@ def all_failed(
         lines.append(f"  [{number}] {where}{other} {got[1]}")
     lines.append(_agreement([got for test, got in firsts if test == headline], again))
     return "\n".join(lines)
+
+
+# Why a dropped candidate could not be judged, in words (its reason word otherwise).
+_WHY = {
+    Reason.MISSING_ENTRY_POINT.value: "no function the tests call",
+    Reason.SYNTAX_ERROR.value: "does not parse",
+    Reason.LOAD_ERROR.value: "raised while loading",
+    Reason.TIMEOUT.value: "ran out of time",
+}
+
+
+def _why(verdict: Mapping[str, Any]) -> str:
+    reason = one_line(str(verdict.get("reason", "error")), 40)
+    return _WHY.get(reason, reason)
 
 
 def _count(number: int) -> str:

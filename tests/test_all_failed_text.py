@@ -74,14 +74,14 @@ def test_one_candidate_and_others_that_could_not_be_judged() -> None:
     text = all_failed("'q'", dropped, yours="the tests", again="query again")
     assert text.startswith(
         "Nothing could be verified for 'q': 1 candidate ran and failed the tests (1 more could"
-        " not be judged: missing_entry_point)."
+        " not be judged: no function the tests call)."
     )
     assert text.splitlines()[-1].startswith(
         "It returned [] there: if that is the right answer, the test is wrong; fix it and query"
         " again."
     )
     only_errors = all_failed("'q'", [(error, _meta("g"))])
-    assert "1 candidate could not be judged against your tests (missing_entry_point)" in (
+    assert "1 candidate could not be judged against your tests (no function the tests call)" in (
         only_errors
     )
 

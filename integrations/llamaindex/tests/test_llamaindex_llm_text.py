@@ -31,6 +31,7 @@ from llama_index.retrievers.guardrail import (
     GuardrailMiniLMEmbedding,
     TestedQueryBundle,
 )
+from llama_index.retrievers.guardrail._gating import LOCATION_KEY
 from llama_index.retrievers.guardrail.query_engine import nothing_verified
 
 pytestmark = pytest.mark.docker
@@ -95,9 +96,11 @@ def test_llm_reads_each_verdict_and_what_it_was_judged_against_without_noise(
     assert f"{VERDICT_TEXT_KEY}: VERIFIED against the query's tests: passed 5/5" in asked
     for prompt in (own, asked):
         assert "def clamp(value, low, high):" in prompt
-        assert prompt.index(VERDICT_TEXT_KEY) < prompt.index("qualified_name: clamp")
-        assert "module: clamplib.numbers" in prompt
-        assert "file: clamplib/numbers.py" in prompt
+        # Two keys, in this order: the verdict's line, then the code's name and place.
+        shown = f"{LOCATION_KEY}: clamp (clamplib/numbers.py:12-18)\n\ndef clamp"
+        assert prompt.index(VERDICT_TEXT_KEY) < prompt.index(shown)
+        for key in ("qualified_name:", "module:", "file:", "start_line:", "end_line:"):
+            assert key not in prompt
         # Noise left out: the verdict dict, the hash, the stored tests, the paths, duplicates.
         for noise in ("9f9f9f", "assert clamp(5, 0, 10) == 5", ROOT, "passed_tests", "spec_source"):
             assert noise not in prompt
@@ -128,8 +131,8 @@ def test_a_node_cannot_plant_hide_or_reword_the_verdict_line(
     assert node.node.metadata[METADATA_KEY]["status"] == "unverifiable"
     assert text.startswith(f"{VERDICT_TEXT_KEY}: UNVERIFIED: judged against nothing")
     assert forged not in text and text.lower().count("guardrail") == 1
-    assert "qualified_name" not in text  # not a dotted name: for programs only
-    assert "module: clamplib.numbers" in text and "file:" not in text  # not a path: hidden
+    # Neither the planted name (not a dotted name) nor the planted file (not a path) is shown.
+    assert f"{LOCATION_KEY}:" not in text and "numbers.py" not in text
     prompt = str(RetrieverQueryEngine.from_args(retriever).query(CLAMP_QUERY))
     assert forged not in prompt
 
