@@ -19,6 +19,7 @@ from llama_index.core import VectorStoreIndex
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, QueryBundle, TextNode
+from llama_index.core.tools import RetrieverTool
 from llamaindex_pool import CLAMP, CLAMP_QUERY, CLAMP_TESTS, chroma_index
 
 from guardrail.gate import Gate
@@ -207,3 +208,21 @@ def test_llm_is_told_where_code_lacking_its_module_lives(
     text = node.node.get_content(metadata_mode=MetadataMode.LLM)
     assert f"{VERDICT_TEXT_KEY}: UNVERIFIED (missing_context)" in text
     assert "it lives at `from clamplib.numbers import clamp`" in text
+
+
+def test_llama_index_retriever_tool_shows_two_metadata_lines_above_the_code(
+    doctest_index: VectorStoreIndex, gate: Gate
+) -> None:
+    # LlamaIndex's own agent tool renders each node's LLM text: the same two lines, in order.
+    retriever = GuardedRetriever(doctest_index, gate=gate, fetch_k=1, k=1)
+    output = RetrieverTool.from_defaults(retriever=retriever).call(CLAMP_QUERY)
+    head, code = output.content.split("\n\n", 1)
+    assert head.splitlines() == [
+        f"{VERDICT_TEXT_KEY}: VERIFIED against its own doctests only: passed 2/2, not checked"
+        " against tests written for this query",
+        f"{LOCATION_KEY}: clamp (clamplib/numbers.py:12-18)",
+    ]
+    assert code.strip() == CLAMP.strip()
+    assert len(head.encode()) < 200  # beside a metadata dict of over 1 KB, for programs only
+    [node] = output.raw_output
+    assert len(json.dumps(node.node.metadata).encode()) > 1_000
