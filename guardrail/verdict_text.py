@@ -199,15 +199,16 @@ def all_failed(
     if not failed:
         return (
             f"Nothing could be verified for {quoted}: {_count(len(others))} could not be"
-            f" judged against {yours} ({why}). Do not use that code; write the function"
-            " yourself and test it."
+            f" judged against {_tests_of(others, yours)} ({why}). Do not use that code; write"
+            " the function yourself and test it."
         )
     firsts = [_first_failure(verdict) for verdict, _ in failed]
     headline = next((test for test, _ in firsts if test), "")
     lines = [
         f"Nothing could be verified for {quoted}: {_count(len(failed))} ran and"
         f" {'all ' if len(failed) > 1 else ''}failed"
-        f" {yours}{not_run}. First failing test: {one_line(headline, _TEST_SHOWN)}"
+        f" {_tests_of([v for v, _ in failed], yours)}{not_run}. First failing test:"
+        f" {one_line(headline, _TEST_SHOWN)}"
     ]
     for number, ((test, got), (_, metadata)) in enumerate(zip(firsts, failed, strict=True), 1):
         if number > _LINES_SHOWN:
@@ -232,6 +233,19 @@ _WHY = {
 def _why(verdict: Mapping[str, Any]) -> str:
     reason = one_line(str(verdict.get("reason", "error")), 40)
     return _WHY.get(reason, reason)
+
+
+_THEIR_TESTS = {
+    SpecSource.PROVIDER.value: "the test provider's tests",
+    SpecSource.STORED.value: "their own stored tests",
+    SpecSource.DOCTEST.value: "their own doctests",
+}
+
+
+def _tests_of(verdicts: Sequence[Mapping[str, Any]], yours: str) -> str:
+    """The tests the verdicts were judged against, in words (``yours`` for the query's)."""
+    sources = sorted({str(v.get("spec_source", SpecSource.QUERY.value)) for v in verdicts})
+    return " or ".join(_THEIR_TESTS.get(source, yours) for source in sources)
 
 
 def _count(number: int) -> str:

@@ -112,3 +112,10 @@ def test_many_candidates_are_counted_not_listed() -> None:
     lines = all_failed("'q'", dropped).splitlines()
     assert lines[7] == "  ... and 3 more that failed"
     assert lines[8].startswith("All 9 returned 4 on it")
+
+
+def test_candidates_judged_by_their_own_doctests_are_not_said_to_fail_yours() -> None:
+    verdict = {**_failed(_returned("4")), "spec_source": "doctest"}
+    text = all_failed("'q'", [(verdict, _meta("f"))])
+    assert "1 candidate ran and failed their own doctests." in text
+    assert "your tests" not in text
