@@ -10,6 +10,12 @@ and show the same metadata: `public_metadata` leaves host paths out unless asked
 When the gate asks (verified candidates disagree, `guardrail.questions`), every object handed
 over for that query carries the question under `QUESTION_KEY` (`question_metadata`).
 
+Candidates that ran and failed are never handed over, so a caller that must explain an empty
+answer (the LangChain tool, the LlamaIndex query engine) opens `collecting_dropped` around its
+retrieval: every gated retriever or postprocessor called inside reports there the objects it
+dropped for failing, with their verdicts (`GatePlan.dropped`, `report_dropped`), and
+`guardrail.verdict_text.all_failed` says what they returned.
+
 Every key that starts with `GATE_KEY_PREFIX` (in any case: ``guardrail``, ``guardrail_verdict``,
 ``GuardRail_question``...) belongs to the gate: one that came with a retrieved object (a planted
 corpus entry, a node gated twice) is always dropped (`public_metadata`), so what an LLM or a user
@@ -20,7 +26,9 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, Generic, TypeAlias, TypeVar
@@ -31,9 +39,10 @@ from guardrail.precheck import parse
 from guardrail.questions import Question
 from guardrail.sources import SpecSource, resolve
 from guardrail.spec import Spec, spec_size_problem
-from guardrail.verdict import Verdict
+from guardrail.verdict import Status, Verdict
 
 __all__ = [
+    "DROPPED",
     "GATE_KEY_PREFIX",
     "JUDGED_AGAINST",
     "METADATA_KEY",
@@ -42,11 +51,13 @@ __all__ = [
     "GatePlan",
     "Tests",
     "check_tests",
+    "collecting_dropped",
     "gate_owned",
     "plan_gate",
     "public_metadata",
     "question_from_metadata",
     "question_metadata",
+    "report_dropped",
     "verdict_from_metadata",
     "verdict_metadata",
 ]
@@ -97,6 +108,37 @@ def question_from_metadata(metadata: Mapping[str, Any]) -> Question | None:
     """
     stored = metadata.get(QUESTION_KEY)
     return None if stored is None else Question.model_validate(stored)
+
+
+DROPPED = frozenset({Status.FAILED, Status.ERROR, Status.TIMEOUT})
+"""Statuses every policy drops: the candidate ran against tests and did not pass them."""
+
+_DROPPED: ContextVar[list[Any] | None] = ContextVar("guardrail_dropped", default=None)
+
+
+@contextmanager
+def collecting_dropped() -> Iterator[list[Any]]:
+    """A list that fills, for the gated calls made inside, with the framework objects the gate
+    dropped because they ran and failed, errored or timed out (`report_dropped`), each carrying
+    its verdict under `METADATA_KEY`, in the order the calls reported them.
+
+    A context variable carries it, so it reaches the retriever through LangChain's and
+    LlamaIndex's own call machinery (their copied contexts share the list) and concurrent
+    calls in other contexts never see each other's.
+    """
+    dropped: list[Any] = []
+    token = _DROPPED.set(dropped)
+    try:
+        yield dropped
+    finally:
+        _DROPPED.reset(token)
+
+
+def report_dropped(items: Iterable[Any]) -> None:
+    """Add ``items`` to the innermost `collecting_dropped` list; nothing when none is open."""
+    dropped = _DROPPED.get()
+    if dropped is not None:
+        dropped.extend(items)
 
 
 def check_tests(tests: object) -> Tests | None:
@@ -207,15 +249,25 @@ class GatePlan(Generic[Item]):
         ``result`` is the gate's answer for ``candidates``; the metadata is `verdict_metadata`.
         """
         kept = result.kept if limit is None else result.kept[:limit]
+        return [self._with_metadata(gated, result) for gated in kept]
+
+    def dropped(self, result: GateResult) -> list[tuple[Item, dict[str, Any]]]:
+        """The items that ran against tests and were dropped for it (status in `DROPPED`), in
+        retrieval order, each with its `verdict_metadata`."""
+        kept = {gated.retrieval_rank for gated in result.kept}
         return [
-            (
-                self.items[gated.retrieval_rank],
-                verdict_metadata(
-                    gated, spec_source=self.sources[gated.retrieval_rank], policy=result.policy
-                ),
-            )
-            for gated in kept
+            self._with_metadata(gated, result)
+            for gated in sorted(result.judged, key=lambda gated: gated.retrieval_rank)
+            if gated.verdict.status in DROPPED and gated.retrieval_rank not in kept
         ]
+
+    def _with_metadata(
+        self, gated: GatedCandidate, result: GateResult
+    ) -> tuple[Item, dict[str, Any]]:
+        rank = gated.retrieval_rank
+        return self.items[rank], verdict_metadata(
+            gated, spec_source=self.sources[rank], policy=result.policy
+        )
 
 
 def plan_gate(

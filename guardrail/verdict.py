@@ -164,6 +164,13 @@ class TestOutcome(BaseModel):
         description="what the candidate returned or raised in a probe test (`__observe__`);"
         " set only by the judge, on a test it judged",
     )
+    returned: Observation | None = Field(
+        default=None,
+        description="what the call that a failing assert checked gave (``f(2)`` in"
+        " ``assert f(2) == 5``): the judge's capped repr of a plain value and its equality key,"
+        " or ``unjudged`` for a candidate object; a raise is the outcome's ``ERROR:<type>``."
+        " Set only by the judge, on a test it judged ``FAIL``; never text the candidate chose",
+    )
     shown_by_candidate: bool = Field(
         default=False,
         description="a doctest example of this test showed or printed an object that is not"

@@ -6,6 +6,11 @@ either is told the same thing: code that passed only its own doctests is labelle
 it had passed tests written for the query), and a function that exists but could not be run here
 comes with the import that reaches it instead of an invitation to write it again.
 
+When every candidate that ran failed the tests, `all_failed` says so in a few lines: how many
+ran, the first failing test, what each returned (the judge's own repr of a plain value, never a
+candidate's text, `guardrail.verdict.TestOutcome.returned`) or raised, and whether they agree,
+so that an agent can tell a test that expects the wrong value from code the index lacks.
+
 Names, paths and messages come from the index and from candidates: each is one cleaned, capped
 line (`guardrail.safetext.one_line`), so none can break the line or forge a label.
 """
@@ -13,7 +18,8 @@ line (`guardrail.safetext.one_line`), so none can break the line or forge a labe
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from guardrail.safetext import one_line
@@ -21,11 +27,13 @@ from guardrail.sources import SpecSource
 from guardrail.verdict import Reason
 
 __all__ = [
+    "all_failed",
     "describe",
     "is_dotted",
     "is_py_path",
     "is_verified",
     "lacks_context",
+    "location",
     "missing_package",
     "where_it_lives",
 ]
@@ -38,6 +46,9 @@ _PY_PATH = re.compile(r"[\w./-]{1,300}\.py\Z")
 _NO_MODULE = re.compile(r"(?:No module named|module) '([A-Za-z_]\w*)")
 _LACKING = frozenset({Reason.MISSING_CONTEXT.value, Reason.MISSING_DEPENDENCY.value})
 _MESSAGE_LIMIT = 300
+_TEST_SHOWN = 200  # characters of the failing test shown; of a returned value:
+_VALUE_SHOWN = 80
+_LINES_SHOWN = 6  # candidates listed one a line; the rest are counted
 
 
 def is_dotted(value: object) -> bool:
@@ -150,3 +161,137 @@ def _against(source: str, query_tests: str) -> str:
         SpecSource.DOCTEST.value: "its own doctests only",
     }
     return words.get(source, "nothing")
+
+
+def location(metadata: Mapping[str, Any]) -> str:
+    """``name (file:start-end)`` from the index metadata, each part only when it is a dotted
+    name or a path to a .py file (a planted name is no name: it could read as a label)."""
+    where = str(metadata.get("qualified_name") or metadata.get("entry_point") or "")
+    if not is_dotted(where):
+        where = ""
+    file = metadata.get("file")
+    if is_py_path(file):
+        start, end = metadata.get("start_line"), metadata.get("end_line")
+        lines = f":{start}-{end}" if isinstance(start, int) and isinstance(end, int) else ""
+        where = f"{where} ({file}{lines})" if where else f"{file}{lines}"
+    return one_line(where)
+
+
+def all_failed(
+    quoted: str,
+    dropped: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    *,
+    yours: str = "your tests",
+    again: str = "call this tool again",
+) -> str:
+    """What to tell an LLM when no candidate passed: ``dropped`` are (verdict dict, metadata)
+    pairs of the candidates that ran and failed, errored or timed out, in retrieval order.
+
+    Names the first failing test of the first candidate that failed, then one line per
+    candidate (at most a few): what it returned on its first failing test, or raised; and
+    whether most agree on one value (then the test may expect the wrong value) or not (then the
+    code is probably missing). ``quoted`` is the query, already one safe line.
+    """
+    failed = [(v, m) for v, m in dropped if v.get("status") == "failed"]
+    others = [v for v, _ in dropped if v.get("status") != "failed"]
+    why = ", ".join(sorted({_why(v) for v in others}))
+    not_run = f" ({len(others)} more could not be judged: {why})" if others else ""
+    if not failed:
+        return (
+            f"Nothing could be verified for {quoted}: {_count(len(others))} could not be"
+            f" judged against {_tests_of(others, yours)} ({why}). Do not use that code; write"
+            " the function yourself and test it."
+        )
+    firsts = [_first_failure(verdict) for verdict, _ in failed]
+    headline = next((test for test, _ in firsts if test), "")
+    lines = [
+        f"Nothing could be verified for {quoted}: {_count(len(failed))} ran and"
+        f" {'all ' if len(failed) > 1 else ''}failed"
+        f" {_tests_of([v for v, _ in failed], yours)}{not_run}. First failing test:"
+        f" {one_line(headline, _TEST_SHOWN)}"
+    ]
+    for number, ((test, got), (_, metadata)) in enumerate(zip(firsts, failed, strict=True), 1):
+        if number > _LINES_SHOWN:
+            lines.append(f"  ... and {len(failed) - _LINES_SHOWN} more that failed")
+            break
+        other = f" on another test, {one_line(test, _TEST_SHOWN)}," if test != headline else ""
+        where = location(metadata) or "a candidate"
+        lines.append(f"  [{number}] {where}{other} {got[1]}")
+    lines.append(_agreement([got for test, got in firsts if test == headline], again))
+    return "\n".join(lines)
+
+
+# Why a dropped candidate could not be judged, in words (its reason word otherwise).
+_WHY = {
+    Reason.MISSING_ENTRY_POINT.value: "no function the tests call",
+    Reason.SYNTAX_ERROR.value: "does not parse",
+    Reason.LOAD_ERROR.value: "raised while loading",
+    Reason.TIMEOUT.value: "ran out of time",
+}
+
+
+def _why(verdict: Mapping[str, Any]) -> str:
+    reason = one_line(str(verdict.get("reason", "error")), 40)
+    return _WHY.get(reason, reason)
+
+
+_THEIR_TESTS = {
+    SpecSource.PROVIDER.value: "the test provider's tests",
+    SpecSource.STORED.value: "their own stored tests",
+    SpecSource.DOCTEST.value: "their own doctests",
+}
+
+
+def _tests_of(verdicts: Sequence[Mapping[str, Any]], yours: str) -> str:
+    """The tests the verdicts were judged against, in words (``yours`` for the query's)."""
+    sources = sorted({str(v.get("spec_source", SpecSource.QUERY.value)) for v in verdicts})
+    return " or ".join(_THEIR_TESTS.get(source, yours) for source in sources)
+
+
+def _count(number: int) -> str:
+    return f"{number} candidate" + ("" if number == 1 else "s")
+
+
+def _first_failure(verdict: Mapping[str, Any]) -> tuple[str, tuple[str, str]]:
+    """The first test a failed verdict did not pass, and (agreement key, what the candidate
+    did there in words)."""
+    tests = verdict.get("tests")
+    for test in tests if isinstance(tests, list) else []:
+        if not isinstance(test, Mapping) or test.get("outcome") == "pass":
+            continue
+        text, outcome = str(test.get("test", "")), str(test.get("outcome", ""))
+        if outcome.startswith("ERROR:"):
+            name = one_line(outcome.removeprefix("ERROR:"), _VALUE_SHOWN)
+            return text, (f"raises:{name}", f"raised {name}")
+        got = test.get("returned")
+        if isinstance(got, Mapping) and got.get("kind") == "value":
+            shown = one_line(str(got.get("text", "")), _VALUE_SHOWN)
+            return text, (f"value:{got.get('key')}", f"returned {shown}")
+        if isinstance(got, Mapping):
+            return text, ("", "returned a candidate object (not plain data)")
+        return text, ("", "failed it")
+    return "", ("", "failed")
+
+
+def _agreement(gots: Sequence[tuple[str, str]], again: str) -> str:
+    """Whether most candidates that failed the first test did the same thing there."""
+    if len(gots) == 1:
+        return (
+            f"It {gots[0][1]} there: if that is the right answer, the test is wrong; fix it and"
+            f" {again}. Otherwise write the function yourself and test it."
+        )
+    counts = Counter(key for key, _ in gots if key)
+    key, count = counts.most_common(1)[0] if counts else ("", 0)
+    if count >= 2 and count * 2 > len(gots):
+        said = next(words for k, words in gots if k == key)
+        share = f"All {count}" if count == len(gots) else f"{count} of {len(gots)}"
+        return (
+            f"{share} {said} on it: if that is the right answer, the test is wrong; fix it and"
+            f" {again}. If the test is right, no retrieved code does this: write the function"
+            " yourself and test it."
+        )
+    return (
+        "They do not agree on what it should give, so the code you need is probably not in the"
+        " index (or the test asks for something unusual): do not use this code; write the"
+        " function yourself and test it."
+    )

@@ -15,7 +15,8 @@ object), `signatures` (a test's function as the candidate sees it), `copies` (a 
 over plain data, sent as a copy), `mirrors` (the candidate's mutable module globals, one copy each
 in the judge, kept in step), `calls` (the judge's side of the channel), `replies` (how the judge
 reads a reply), `served` (callbacks the judge runs for the candidate, and draining its iterators),
-`judge`, `doctesting` (a doctest example, run in the judge), `example_classes` (which of its
+`judge`, `returned` (what the call a failing assert checked gave, recorded by the judge),
+`doctesting` (a doctest example, run in the judge), `example_classes` (which of its
 classes the candidate defines), `checker` (doctest's output checker, mirrored), `privilege` (uid
 and rlimits), `seccomp` (the IPC filter), `zygote`, `cleanup`, `erase` (unbreakable deletes),
 `supervisor`, `boot`. `retrieved`'s checks of a judged class's reads are `method_reads`.

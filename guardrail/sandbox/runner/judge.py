@@ -33,6 +33,7 @@ from .fingerprints import Expected, expected, not_retrieved
 from .framing import ChannelClosed, read_frame
 from .observing import OBSERVER, Observer
 from .remote import Names, RemoteHandle, global_reference
+from .returned import RETURNED, Returned, rewrite
 from .seccomp import refused_detail, refused_facility
 
 # Fault kind (also the verdict's reason word) -> the outcome word the release uses for it.
@@ -48,7 +49,9 @@ FAULT_OUTCOMES = {
 # The judge's own names in the tests' namespace: never bound to the candidate. Bound, the
 # candidate's function (an alias guessed for a spec whose entry point was inferred from doctest
 # calls, or a hostile `__doctest_example__`) would be called to run, and pass, every example.
-_JUDGES_OWN = frozenset({"__name__", "__builtins__", "__doctest_example__", DEFINE_CLASS, OBSERVER})
+_JUDGES_OWN = frozenset(
+    {"__name__", "__builtins__", "__doctest_example__", DEFINE_CLASS, OBSERVER, RETURNED}
+)
 # Why a test after a sticky fault is not run (unserialisable: mirrors, a test changed a copy).
 _NOT_RUN = {
     "ended": "not run: an earlier test ended the candidate",
@@ -99,12 +102,14 @@ class Judge(Calls):
             names = Names(self._lookup, _bound_by(_nodes(job)))
             names["__import__"] = self._importer({n.partition(".")[0] for n in shipped}, shipped)
             self.observer = Observer(self.fail)
+            self.returned = Returned()
             namespace: dict[str, Any] = {
                 "__name__": "__judge__",
                 "__builtins__": names,
                 "__doctest_example__": doctest_example,
                 DEFINE_CLASS: self.define_class,
                 OBSERVER: self.observer,
+                RETURNED: self.returned,
             }
             exec(compile(job["setup"], "<setup>", "exec"), namespace)
         except ModuleNotFoundError as exc:  # the setup's own import (``from pkg import f``)
@@ -230,15 +235,18 @@ class Judge(Calls):
         self.last_fault = None
         self.observer.take()  # an earlier test's observation never carries over
         showing.take_used()  # nor does its doctest display of a candidate's text
+        self.returned.start()
         outcome: dict[str, Any] = {"test": test, "outcome": "pass", "detail": "", "fault": None}
+        returned = None
         try:
-            exec(compile(test, "<test>", "exec"), namespace)
+            exec(compile(rewrite(test), "<test>", "exec"), namespace)
         except Fault:
             pass
         except Unjudged as exc:  # an earlier example's fault left it nothing to judge
             return _outcome(test, "unserialisable", message_of(exc, 500))
         except AssertionError as exc:
             outcome.update(outcome="FAIL", detail=message_of(exc, 500))
+            returned = self.returned.take()  # what the failing assert's checked call gave
         except ModuleNotFoundError as exc:  # the test's own import: this image lacks it
             return _outcome(test, *self._missing_module(exc))
         except BaseException as exc:
@@ -262,6 +270,8 @@ class Judge(Calls):
             outcome["observed"] = seen  # set only here: by judge code, on a test it judged
         if showing.take_used():
             outcome["shown_by_candidate"] = True
+        if returned is not None:
+            outcome["returned"] = returned  # set only here: by judge code, on a judged FAIL
         return outcome
 
     def _missing_module(self, exc: ModuleNotFoundError) -> tuple[str, str]:

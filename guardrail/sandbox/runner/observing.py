@@ -36,7 +36,7 @@ from typing import Any, NoReturn
 from .codec import MUTABLE, Unserialisable, encode
 from .exceptions import CandidateRaisedBase, safe_name
 
-__all__ = ["OBSERVER", "TEXT_LIMIT", "Observer", "key_of", "key_text"]
+__all__ = ["OBSERVER", "TEXT_LIMIT", "Observer", "key_of", "key_text", "shown"]
 
 OBSERVER = "__observe__"  # the judge's name for it in the tests' namespace
 TEXT_LIMIT = 1000  # characters of a value's repr an observation carries
@@ -66,9 +66,9 @@ class Observer:
             key = key_of((value, tuple(after)) if after else value)
         except (Unserialisable, RecursionError) as exc:
             self.fail("unserialisable", f"the result cannot be observed: {exc}", sticky=False)
-        self.seen = {"kind": "value", "text": _shown(value), "key": key}
+        self.seen = {"kind": "value", "text": shown(value), "key": key}
         if after:
-            self.seen["after"] = [_shown(arg) for arg in after]
+            self.seen["after"] = [shown(arg) for arg in after]
 
     def take(self) -> dict[str, Any] | None:
         """The current test's observation (None if it made none), and forget it."""
@@ -113,8 +113,8 @@ def key_text(value: Any, depth: int = 0) -> str:
         pairs = (key_text(k, inner) + ":" + key_text(v, inner) for k, v in value.items())
         return "{:" + ",".join(sorted(pairs)) + "}"
     if kind is range:
-        shown = (len(value), value.start if value else 0, value.step if len(value) > 1 else 0)
-        return "r" + repr(shown)
+        triple = (len(value), value.start if value else 0, value.step if len(value) > 1 else 0)
+        return "r" + repr(triple)
     if kind is slice:
         parts = (value.start, value.stop, value.step)
         return "sl(" + ",".join(key_text(part, inner) for part in parts) + ")"
@@ -140,7 +140,7 @@ def _number(value: Any) -> str:
     return f"q{exact.numerator:x}/{exact.denominator:x}"
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """The judge's repr of a plain value, capped; a placeholder when it has none (an integer
     past the interpreter's digit limit)."""
     try:

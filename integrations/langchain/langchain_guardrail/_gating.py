@@ -10,7 +10,7 @@ Documents carrying their verdict under ``metadata["guardrail"]``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from langchain_core.documents import Document
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -25,12 +25,19 @@ from guardrail.integration import (
     plan_gate,
     public_metadata,
     question_metadata,
+    report_dropped,
     verdict_from_metadata,
 )
 from guardrail.spec import Spec
 from guardrail.verdict import Verdict
 
-__all__ = ["GateSettings", "PolicyName", "TestProvider", "gated_documents", "verdict_of"]
+__all__ = [
+    "GateSettings",
+    "PolicyName",
+    "TestProvider",
+    "gated_documents",
+    "verdict_of",
+]
 
 PolicyName: TypeAlias = Literal["rerank", "filter", "abstain"]
 
@@ -125,21 +132,28 @@ def gated_documents(
 ) -> list[Document]:
     """The Documents the policy kept, in its order, at most ``limit``, each with its verdict
     and the gate's question (``metadata["guardrail_question"]``, when it asked); host paths left
-    out of their metadata unless ``include_paths`` (`public_metadata`)."""
+    out of their metadata unless ``include_paths`` (`public_metadata`).
+
+    The Documents it dropped for failing go to an open `guardrail.integration.collecting_dropped`
+    (the tool explains an empty answer with them), never into the list returned.
+    """
     question = question_metadata(result)
-    # Copies: documents the caller handed in are never modified.
+    report_dropped(
+        _with_verdict(document, metadata, {}, include_paths)
+        for document, metadata in plan.dropped(result)
+    )
     return [
-        document.model_copy(
-            update={
-                "metadata": {
-                    **public_metadata(document.metadata, include_paths=include_paths),
-                    METADATA_KEY: metadata,
-                    **question,
-                }
-            }
-        )
+        _with_verdict(document, metadata, question, include_paths)
         for document, metadata in plan.kept(result, limit)
     ]
+
+
+def _with_verdict(
+    document: Document, verdict: dict[str, Any], question: dict[str, Any], include_paths: bool
+) -> Document:
+    # A copy: documents the caller handed in are never modified.
+    shown = public_metadata(document.metadata, include_paths=include_paths)
+    return document.model_copy(update={"metadata": {**shown, METADATA_KEY: verdict, **question}})
 
 
 def _pair(item: Document | Candidate) -> tuple[Candidate, Document]:

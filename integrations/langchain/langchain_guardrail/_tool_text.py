@@ -6,6 +6,11 @@ and the code. The first sentence says what the agent may do with the results: us
 know that code verified only by its own doctests was not checked against the request; import a
 function that exists but could not run here for want of its module, rather than rewrite it.
 
+When nothing passed and candidates ran and failed (``dropped``), the first sentence says how
+many, then the first failing test and what each candidate returned there, and whether they agree
+(`guardrail.verdict_text.all_failed`): a test that expects the wrong value reads differently from
+code the index lacks. Their code is not shown.
+
 When the gate asked (the verified results disagree on an input), its question follows the first
 sentence, with a ready-to-paste test for each answer.
 
@@ -26,11 +31,11 @@ from guardrail.integration import METADATA_KEY, question_from_metadata
 from guardrail.safetext import clean, one_line
 from guardrail.sources import SpecSource
 from guardrail.verdict_text import (
+    all_failed,
     describe,
-    is_dotted,
-    is_py_path,
     is_verified,
     lacks_context,
+    location,
     where_it_lives,
 )
 
@@ -48,18 +53,30 @@ _THEIR = {
 
 
 def render_for_llm(
-    query: str, documents: Sequence[Document], *, tests: Sequence[str] | None = None
+    query: str,
+    documents: Sequence[Document],
+    *,
+    tests: Sequence[str] | None = None,
+    dropped: Sequence[Document] = (),
 ) -> str:
     """Gated documents as text for an LLM: each labelled VERIFIED or UNVERIFIED with what it was
     judged against, verified first.
 
     When no document is verified the text says so in its first sentence, so that an agent does
     not mistake untested code for a solution; when one could not run for want of its module or
-    a package, the sentence gives the import that reaches it.
+    a package, the sentence gives the import that reaches it; when candidates ran and failed
+    (``dropped``: the Documents the gate dropped, with their verdicts), it says what they
+    returned on the first failing test.
     """
     yours = "your tests" if tests else "the retriever's tests"
     blocks = [_block(number, d, yours) for number, d in enumerate(documents, start=1)]
-    head = _head(one_line(repr(query)), documents, yours, bool(tests))
+    quoted = one_line(repr(query))
+    head = _head(quoted, documents, yours, bool(tests))
+    if dropped and not any(is_verified(_verdict(d)) for d in documents):
+        failed = all_failed(quoted, [(_verdict(d), d.metadata) for d in dropped], yours=yours)
+        # Code that could not run for want of its module still matters: it follows.
+        lacking = any(lacks_context(_verdict(d)) for d in documents)
+        head = f"{failed}\n{head}" if lacking else failed
     return "\n\n".join([head, *_question(documents), *blocks])
 
 
@@ -126,13 +143,8 @@ def _block(number: int, document: Document, yours: str) -> str:
     label = describe(verdict, meta, query_tests=yours)
     if not is_verified(verdict) and not lacks_context(verdict):
         label += "; do not rely on it without testing it"
-    where = str(meta.get("qualified_name") or meta.get("entry_point") or "")
-    if not is_dotted(where):
-        where = ""  # a planted name is no name: it could read as a label
-    if is_py_path(meta.get("file")):
-        lines = f":{meta['start_line']}-{meta['end_line']}" if meta.get("start_line") else ""
-        where = f"{where} ({meta['file']}{lines})" if where else f"{meta['file']}{lines}"
-    title = f"[{number}] {label}" + (f" - {one_line(where)}" if where else "")
+    where = location(meta)
+    title = f"[{number}] {label}" + (f" - {where}" if where else "")
     code = clean(document.page_content.rstrip(), CODE_LIMIT)
     fence = "`" * max(3, 1 + max((len(run) for run in _BACKTICKS.findall(code)), default=0))
     return f"{title}\n{fence}python\n{code}\n{fence}"

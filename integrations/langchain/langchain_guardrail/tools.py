@@ -3,8 +3,10 @@
 The agent passes a query and, ideally, the tests it wrote for the function it needs. The tool
 answers with text an LLM can act on (`render_for_llm`: verified code first, each result labelled
 with what it was judged against, a plain sentence when nothing could be verified, the import that
-reaches a function that exists but could not run here) and, as the tool message's artifact, the
-Documents with their verdicts.
+reaches a function that exists but could not run here; when every candidate that ran failed,
+how many, the first failing test and what each returned, `guardrail.verdict_text.all_failed`)
+and, as the tool message's artifact, the Documents with their verdicts: those handed over and,
+when none is verified, those dropped because they ran and failed, errored or timed out.
 
 Problems the LLM can fix or must know about do not end the agent's run: tests that do not parse,
 that call no function, or that are too large, and a sandbox or index that does not answer, raise
@@ -28,7 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.v1 import ValidationError as ValidationErrorV1
 
 from guardrail.errors import SpecError, UnavailableError
+from guardrail.integration import METADATA_KEY, collecting_dropped
 from guardrail.safetext import one_line
+from guardrail.verdict_text import is_verified
 from langchain_guardrail._tool_text import render_for_llm
 from langchain_guardrail.retrievers import GuardedRetriever
 
@@ -66,7 +70,9 @@ class GuardedCodeSearchTool(BaseTool):
     """Search code and return only what ran and passed the tests (see `GuardedRetriever`).
 
     Returns ``(content, artifact)``: ``content`` is text for the LLM, ``artifact`` the list of
-    Documents with their verdicts under ``metadata["guardrail"]``.
+    Documents with their verdicts under ``metadata["guardrail"]``: the ones the retriever handed
+    over and, when none of them is verified, then the ones its gate dropped for failing (status
+    ``failed``, ``error`` or ``timeout``), which the text never offers as code to use.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
@@ -97,10 +103,11 @@ class GuardedCodeSearchTool(BaseTool):
     ) -> tuple[str, list[Document]]:
         config: RunnableConfig = {"callbacks": run_manager.get_child() if run_manager else None}
         try:
-            documents = self.retriever.invoke(query, config, **_tests_kwarg(tests))
+            with collecting_dropped() as dropped:
+                documents = self.retriever.invoke(query, config, **_tests_kwarg(tests))
         except (SpecError, UnavailableError) as exc:
             raise _tool_exception(exc, self.name) from exc
-        return render_for_llm(query, documents, tests=tests), documents
+        return _answer(query, documents, dropped, tests)
 
     async def _arun(
         self,
@@ -110,10 +117,20 @@ class GuardedCodeSearchTool(BaseTool):
     ) -> tuple[str, list[Document]]:
         config: RunnableConfig = {"callbacks": run_manager.get_child() if run_manager else None}
         try:
-            documents = await self.retriever.ainvoke(query, config, **_tests_kwarg(tests))
+            with collecting_dropped() as dropped:
+                documents = await self.retriever.ainvoke(query, config, **_tests_kwarg(tests))
         except (SpecError, UnavailableError) as exc:
             raise _tool_exception(exc, self.name) from exc
-        return render_for_llm(query, documents, tests=tests), documents
+        return _answer(query, documents, dropped, tests)
+
+
+def _answer(
+    query: str, documents: list[Document], dropped: list[Document], tests: list[str] | None
+) -> tuple[str, list[Document]]:
+    if any(is_verified(d.metadata.get(METADATA_KEY) or {}) for d in documents):
+        dropped = []  # verified code answers the call; what failed beside it is not news
+    text = render_for_llm(query, documents, tests=tests, dropped=dropped)
+    return text, [*documents, *dropped]
 
 
 def _tool_exception(exc: SpecError | UnavailableError, tool: str) -> ToolException:

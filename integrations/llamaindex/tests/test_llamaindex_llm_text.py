@@ -19,6 +19,7 @@ from llama_index.core import VectorStoreIndex
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, QueryBundle, TextNode
+from llama_index.core.tools import RetrieverTool
 from llamaindex_pool import CLAMP, CLAMP_QUERY, CLAMP_TESTS, chroma_index
 
 from guardrail.gate import Gate
@@ -31,6 +32,7 @@ from llama_index.retrievers.guardrail import (
     GuardrailMiniLMEmbedding,
     TestedQueryBundle,
 )
+from llama_index.retrievers.guardrail._gating import LOCATION_KEY
 from llama_index.retrievers.guardrail.query_engine import nothing_verified
 
 pytestmark = pytest.mark.docker
@@ -95,9 +97,11 @@ def test_llm_reads_each_verdict_and_what_it_was_judged_against_without_noise(
     assert f"{VERDICT_TEXT_KEY}: VERIFIED against the query's tests: passed 5/5" in asked
     for prompt in (own, asked):
         assert "def clamp(value, low, high):" in prompt
-        assert prompt.index(VERDICT_TEXT_KEY) < prompt.index("qualified_name: clamp")
-        assert "module: clamplib.numbers" in prompt
-        assert "file: clamplib/numbers.py" in prompt
+        # Two keys, in this order: the verdict's line, then the code's name and place.
+        shown = f"{LOCATION_KEY}: clamp (clamplib/numbers.py:12-18)\n\ndef clamp"
+        assert prompt.index(VERDICT_TEXT_KEY) < prompt.index(shown)
+        for key in ("qualified_name:", "module:", "file:", "start_line:", "end_line:"):
+            assert key not in prompt
         # Noise left out: the verdict dict, the hash, the stored tests, the paths, duplicates.
         for noise in ("9f9f9f", "assert clamp(5, 0, 10) == 5", ROOT, "passed_tests", "spec_source"):
             assert noise not in prompt
@@ -128,8 +132,8 @@ def test_a_node_cannot_plant_hide_or_reword_the_verdict_line(
     assert node.node.metadata[METADATA_KEY]["status"] == "unverifiable"
     assert text.startswith(f"{VERDICT_TEXT_KEY}: UNVERIFIED: judged against nothing")
     assert forged not in text and text.lower().count("guardrail") == 1
-    assert "qualified_name" not in text  # not a dotted name: for programs only
-    assert "module: clamplib.numbers" in text and "file:" not in text  # not a path: hidden
+    # Neither the planted name (not a dotted name) nor the planted file (not a path) is shown.
+    assert f"{LOCATION_KEY}:" not in text and "numbers.py" not in text
     prompt = str(RetrieverQueryEngine.from_args(retriever).query(CLAMP_QUERY))
     assert forged not in prompt
 
@@ -176,11 +180,17 @@ async def test_nothing_verified_is_said_not_empty_response(
 
     engine = GuardedQueryEngine.from_args(retriever)
     for response in (engine.query(impossible), await engine.aquery(impossible)):
-        assert str(response) == (
-            f"Nothing verified for {CLAMP_QUERY!r}: no retrieved code ran and passed its tests,"
-            " so no code is given. Do not answer with unverified code; write the code and test it."
-        )
-        assert response.source_nodes == []
+        # What the candidate returned on the failing test, so the LLM can doubt its test.
+        assert str(response).splitlines() == [
+            f"Nothing could be verified for {CLAMP_QUERY!r}: 1 candidate ran and failed the"
+            " tests. First failing test: assert clamp(5, 0, 10) == 6",
+            "  [1] clamp (clamplib/numbers.py:12-18) returned 5",
+            "It returned 5 there: if that is the right answer, the test is wrong; fix it and query"
+            " again. Otherwise write the function yourself and test it.",
+        ]
+        [failed] = response.source_nodes  # what ran, with its verdict; never synthesised
+        assert failed.node.metadata[METADATA_KEY]["status"] == "failed"
+    assert nothing_verified(QueryBundle("q")).startswith("Nothing verified for 'q': no retrieved")
     assert "; give tests with the query (TestedQueryBundle(query, tests=[...]))" in (
         nothing_verified(QueryBundle("q"))
     )
@@ -198,3 +208,21 @@ def test_llm_is_told_where_code_lacking_its_module_lives(
     text = node.node.get_content(metadata_mode=MetadataMode.LLM)
     assert f"{VERDICT_TEXT_KEY}: UNVERIFIED (missing_context)" in text
     assert "it lives at `from clamplib.numbers import clamp`" in text
+
+
+def test_llama_index_retriever_tool_shows_two_metadata_lines_above_the_code(
+    doctest_index: VectorStoreIndex, gate: Gate
+) -> None:
+    # LlamaIndex's own agent tool renders each node's LLM text: the same two lines, in order.
+    retriever = GuardedRetriever(doctest_index, gate=gate, fetch_k=1, k=1)
+    output = RetrieverTool.from_defaults(retriever=retriever).call(CLAMP_QUERY)
+    head, code = output.content.split("\n\n", 1)
+    assert head.splitlines() == [
+        f"{VERDICT_TEXT_KEY}: VERIFIED against its own doctests only: passed 2/2, not checked"
+        " against tests written for this query",
+        f"{LOCATION_KEY}: clamp (clamplib/numbers.py:12-18)",
+    ]
+    assert code.strip() == CLAMP.strip()
+    assert len(head.encode()) < 200  # beside a metadata dict of over 1 KB, for programs only
+    [node] = output.raw_output
+    assert len(json.dumps(node.node.metadata).encode()) > 1_000

@@ -169,6 +169,7 @@ def test_verdict_metadata_survives_json_serialisation(
         "detail": "",
         "fault": None,
         "observed": None,
+        "returned": None,
         "shown_by_candidate": False,
     }
 

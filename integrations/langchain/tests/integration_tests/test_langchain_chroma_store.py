@@ -111,8 +111,17 @@ async def test_tool_says_plainly_when_nothing_could_be_verified(
     impossible = ["assert is_leap_year(2023)"]  # no correct function passes this
     message = await tool.ainvoke(_call(tool, LEAP.query, impossible))
     assert message.content.startswith(f"Nothing could be verified for {LEAP.query!r}")
-    assert "write the function yourself." in message.content
-    assert message.artifact == []
+    head = message.content.splitlines()
+    assert "candidates ran and all failed your tests" in head[0]
+    assert head[0].endswith("First failing test: assert is_leap_year(2023)")
+    assert "  [4] is_leap_year returned False" in head
+    assert head[-1].startswith("All 4 returned False on it: if that is the right answer, the test")
+    assert "def is_leap_year" not in message.content  # failed code is never offered
+    # The artifact holds what ran and failed, with its verdict (values by the judge).
+    failed = [d for d in message.artifact if d.metadata[METADATA_KEY]["status"] == "failed"]
+    assert len(failed) == 4
+    returned = failed[0].metadata[METADATA_KEY]["tests"][0]["returned"]
+    assert (returned["kind"], returned["text"]) == ("value", "False")
     # Without tests, the snippets (which have no stored tests) come back labelled UNVERIFIED.
     message = tool.invoke(_call(tool, LEAP.query, None))
     assert message.content.startswith("Nothing could be verified")

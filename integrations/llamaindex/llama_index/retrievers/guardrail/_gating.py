@@ -8,10 +8,13 @@ carrying their verdict under ``metadata["guardrail"]`` (and the gate's question,
 under ``metadata["guardrail_question"]``).
 
 What an LLM reads of a gated node (``get_content(MetadataMode.LLM)``, as response synthesis
-does) is its code under a few lines of metadata, always these and in this order (`LLM_KEYS`):
-``guardrail_verdict`` (status and what it was judged against, `guardrail.verdict_text.describe`),
-its name, module, file and lines, each one cleaned, capped line. Every other key stays in the
-metadata for programs but out of the LLM's view (``excluded_llm_metadata_keys``), and the node's
+does) is its code under two lines of metadata, always these and in this order (`LLM_KEYS`):
+``guardrail_verdict`` (status and what it was judged against, `guardrail.verdict_text.describe`)
+and ``guardrail_code`` (its name, file and lines, ``chunked (pkg/more.py:10-30)``,
+`guardrail.verdict_text.location`), each one cleaned, capped line: about 120 bytes beside the
+code, where the six keys shown before took about 175 and the whole metadata dict 1-2.5 KB. Every
+other key stays in the metadata for programs but out of the LLM's view
+(``excluded_llm_metadata_keys``), and the node's
 templates are the node class's own: a retrieved node can neither plant a verdict line of its own
 (keys the gate owns are dropped, `guardrail.integration.gate_owned`), nor hide the gate's, nor
 reword what the LLM reads around it. The verdict stays out of what is embedded.
@@ -36,14 +39,16 @@ from guardrail.integration import (
     plan_gate,
     public_metadata,
     question_metadata,
+    report_dropped,
     verdict_from_metadata,
 )
 from guardrail.spec import Spec
 from guardrail.verdict import Verdict
-from guardrail.verdict_text import describe, is_dotted, is_py_path
+from guardrail.verdict_text import describe, location
 
 __all__ = [
     "LLM_KEYS",
+    "LOCATION_KEY",
     "VERDICT_TEXT_KEY",
     "GateSettings",
     "TestProvider",
@@ -55,12 +60,16 @@ __all__ = [
 VERDICT_TEXT_KEY = "guardrail_verdict"
 """Metadata key of the one-line verdict an LLM reads above each node's code."""
 
-LLM_KEYS = (VERDICT_TEXT_KEY, "qualified_name", "module", "file", "start_line", "end_line")
+LOCATION_KEY = "guardrail_code"
+"""Metadata key of the line naming the code an LLM reads: ``name (file:start-end)``."""
+
+LLM_KEYS = (VERDICT_TEXT_KEY, LOCATION_KEY)
 """The metadata an LLM reads above a gated node's code, in this order; nothing else is shown:
 the verdict dict (its line is `VERDICT_TEXT_KEY`), the question's dict
 (`GuardedRetriever.last_question` renders it), the index's hashes and stored tests, and what the
 code itself shows (docstring, signature) only add noise, and a retrieved node's own keys could
-say anything."""
+say anything. Both keys are the gate's (`guardrail.integration.gate_owned`): a node that brings
+its own is stripped of them."""
 
 _TEMPLATES = ("text_template", "metadata_template", "metadata_separator")
 
@@ -144,9 +153,16 @@ def gated_nodes(
     LlamaIndex step that sorts by score (fusion, a reranker's cut-off) keeps verified code first;
     the retriever's own similarity stays in the verdict as ``retrieval_score``. Host paths are
     left out of the metadata unless ``include_paths`` (`guardrail.integration.public_metadata`).
+    The nodes it dropped for failing go, with their verdicts, to an open
+    `guardrail.integration.collecting_dropped` (the query engine explains an empty answer with
+    them), never into the list returned.
     """
     kept = plan.kept(result, limit)
     question = question_metadata(result)
+    report_dropped(
+        _with_verdict(node, metadata, {}, score=0.0, include_paths=include_paths)
+        for node, metadata in plan.dropped(result)
+    )
     return [
         _with_verdict(
             node,
@@ -189,9 +205,11 @@ def _with_verdict(
     inner = node.node
     shown = public_metadata(inner.metadata, include_paths=include_paths)
     # LlamaIndex writes metadata in its order above the code: the verdict's line first, then
-    # the few keys an LLM reads, each one clean line; the rest for programs only.
+    # the code's name and place, each one clean line; the rest for programs only.
     read = {VERDICT_TEXT_KEY: describe(verdict, shown)}
-    read.update((key, shown[key]) for key in LLM_KEYS[1:] if _readable(key, shown.get(key)))
+    where = location(shown)
+    if where:
+        read[LOCATION_KEY] = where
     rest = {key: value for key, value in shown.items() if key not in read}
     metadata = {**read, **rest, METADATA_KEY: verdict, **question}
     fields = type(inner).model_fields
@@ -202,7 +220,7 @@ def _with_verdict(
             "excluded_embed_metadata_keys": [
                 *(k for k in inner.excluded_embed_metadata_keys if not gate_owned(k)),
                 METADATA_KEY,
-                VERDICT_TEXT_KEY,
+                *LLM_KEYS,
                 *question,
             ],
             "excluded_llm_metadata_keys": [key for key in metadata if key not in read],
@@ -210,13 +228,3 @@ def _with_verdict(
         }
     )
     return NodeWithScore(node=copy, score=score)
-
-
-def _readable(key: str, value: object) -> bool:
-    """Whether the LLM may read ``value`` under ``key``: names are dotted names, lines are
-    numbers, the file is a path to a .py file; anything else stays for programs only."""
-    if key in ("qualified_name", "module"):
-        return is_dotted(value)
-    if key in ("start_line", "end_line"):
-        return isinstance(value, int) and not isinstance(value, bool)
-    return is_py_path(value)

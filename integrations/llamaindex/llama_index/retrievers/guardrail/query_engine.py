@@ -3,7 +3,8 @@
 Under the ``filter`` and ``abstain`` policies a gated retriever (or postprocessor) may keep no
 node, and LlamaIndex's synthesizers then answer "Empty Response", which reads like a failure of
 the engine rather than a verdict on the code. This engine answers with an explicit sentence
-instead (`nothing_verified`), without calling the LLM; when nodes are kept it is a plain
+instead (`nothing_verified`: when candidates ran and failed, how many, the first failing test
+and what each returned), without calling the LLM; when nodes are kept it is a plain
 `RetrieverQueryEngine` (each node's text carries its verdict line)::
 
     engine = GuardedQueryEngine.from_args(GuardedRetriever(index, gate=Gate(), policy="filter"))
@@ -12,7 +13,8 @@ instead (`nothing_verified`), without calling the LLM; when nodes are kept it is
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping, Sequence
+from typing import Any
 
 from llama_index.core.base.response.schema import RESPONSE_TYPE, Response, StreamingResponse
 from llama_index.core.callbacks import CBEventType, EventPayload
@@ -22,7 +24,9 @@ from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from guardrail.integration import METADATA_KEY, collecting_dropped
 from guardrail.safetext import one_line
+from guardrail.verdict_text import all_failed
 from llama_index.retrievers.guardrail.base import TestedQueryBundle
 
 __all__ = ["GuardedQueryEngine", "nothing_verified"]
@@ -30,8 +34,18 @@ __all__ = ["GuardedQueryEngine", "nothing_verified"]
 dispatcher = get_dispatcher(__name__)
 
 
-def nothing_verified(query_bundle: QueryBundle) -> str:
-    """The answer when the gate kept no code for ``query_bundle``."""
+def nothing_verified(query_bundle: QueryBundle, dropped: Sequence[NodeWithScore] = ()) -> str:
+    """The answer when the gate kept no code for ``query_bundle``; ``dropped`` are the nodes
+    it dropped because they ran and failed (with their verdicts): then it says how many, the
+    first failing test and what each returned there (`guardrail.verdict_text.all_failed`)."""
+    quoted = one_line(repr(query_bundle.query_str))
+    if dropped:
+        return all_failed(
+            quoted,
+            [(_verdict(node), node.node.metadata) for node in dropped],
+            yours="the tests",
+            again="query again",
+        )
     tested = isinstance(query_bundle, TestedQueryBundle) and bool(query_bundle.tests)
     advice = (
         "write the code and test it"
@@ -40,7 +54,7 @@ def nothing_verified(query_bundle: QueryBundle) -> str:
         " and test it"
     )
     return (
-        f"Nothing verified for {one_line(repr(query_bundle.query_str))}: no retrieved code ran"
+        f"Nothing verified for {quoted}: no retrieved code ran"
         f" and passed its tests, so no code is given. Do not answer with unverified code; {advice}."
     )
 
@@ -57,11 +71,12 @@ class GuardedQueryEngine(RetrieverQueryEngine):
         with self.callback_manager.event(
             CBEventType.QUERY, payload={EventPayload.QUERY_STR: query_bundle.query_str}
         ) as query_event:
-            nodes = self.retrieve(query_bundle)
+            with collecting_dropped() as dropped:
+                nodes = self.retrieve(query_bundle)
             response = (
                 self._response_synthesizer.synthesize(query=query_bundle, nodes=nodes)
                 if nodes
-                else self._nothing(query_bundle, nodes)
+                else self._nothing(query_bundle, dropped)
             )
             query_event.on_end(payload={EventPayload.RESPONSE: response})
         return response
@@ -71,21 +86,29 @@ class GuardedQueryEngine(RetrieverQueryEngine):
         with self.callback_manager.event(
             CBEventType.QUERY, payload={EventPayload.QUERY_STR: query_bundle.query_str}
         ) as query_event:
-            nodes = await self.aretrieve(query_bundle)
+            with collecting_dropped() as dropped:
+                nodes = await self.aretrieve(query_bundle)
             response = (
                 await self._response_synthesizer.asynthesize(query=query_bundle, nodes=nodes)
                 if nodes
-                else self._nothing(query_bundle, nodes)
+                else self._nothing(query_bundle, dropped)
             )
             query_event.on_end(payload={EventPayload.RESPONSE: response})
         return response
 
-    def _nothing(self, query_bundle: QueryBundle, nodes: list[NodeWithScore]) -> RESPONSE_TYPE:
-        message = nothing_verified(query_bundle)
+    def _nothing(self, query_bundle: QueryBundle, dropped: list[NodeWithScore]) -> RESPONSE_TYPE:
+        # The nodes that failed are the response's source nodes (with their verdicts), so a
+        # program sees what ran; the text never offers their code.
+        message = nothing_verified(query_bundle, dropped)
         # A streaming synthesizer's caller reads response_gen: give it the sentence that way.
         if getattr(self._response_synthesizer, "_streaming", False):
-            return StreamingResponse(response_gen=_once(message), source_nodes=nodes)
-        return Response(message, source_nodes=nodes)
+            return StreamingResponse(response_gen=_once(message), source_nodes=dropped)
+        return Response(message, source_nodes=dropped)
+
+
+def _verdict(node: NodeWithScore) -> Mapping[str, Any]:
+    verdict = node.node.metadata.get(METADATA_KEY)
+    return verdict if isinstance(verdict, Mapping) else {}
 
 
 def _once(text: str) -> Generator[str, None, None]:
