@@ -1,4 +1,4 @@
-"""``guardrail sandbox build|check|clean``: the sandbox image and its doctor."""
+"""``guardrail sandbox build|check|clean|export|import``: the sandbox image and its doctor."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def build(  # noqa: PLR0917 - Typer maps parameters to options
         bool, typer.Option("--no-index", help="Never ask the package index: --wheelhouse only.")
     ] = False,
 ) -> None:
-    """Build the sandbox image offline (debootstrap + docker import; needs root), or extend one
+    """Build the sandbox image offline (debootstrap + docker load; needs root), or extend one
     with a project's packages (--requirements FILE and/or --wheelhouse DIR).
 
     Extending: the image's own python3 says which version and platform it runs; the host's pip
@@ -152,6 +152,42 @@ def _image_present(sandbox: DockerSandbox) -> bool:
     except ImageNotFoundError:
         return False
     return True
+
+
+@app.command("export")
+def export(
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="The archive to write (docker save format).")
+    ],
+    image: ImageOption = None,
+) -> None:
+    """Write the sandbox image to a file, to load on another node with `guardrail sandbox import`.
+
+    Every node of a cluster must run the same image id (it is part of the verdict identity);
+    copying one image is how to be sure, whatever the Debian mirror serves by then. The engine
+    is DOCKER_HOST's. Prints the image id.
+    """
+    from guardrail.sandbox.image import default_image, export_image
+
+    target = image or default_image()
+    with reporting_errors():
+        image_id = export_image(target, output)
+    console.print(Text(f"exported {one_line(target)} ({image_id}) to {output}"), highlight=False)
+
+
+@app.command("import")
+def import_(
+    archive: Annotated[Path, typer.Argument(help="An archive of `guardrail sandbox export`.")],
+) -> None:
+    """Load an exported sandbox image into the engine (DOCKER_HOST's) and check its id.
+
+    Exit code 3 when the engine reports another id than the archive holds.
+    """
+    from guardrail.sandbox.image import import_image
+
+    with reporting_errors():
+        ids = import_image(archive)
+    console.print(Text(f"imported {', '.join(ids)} from {archive}"), highlight=False)
 
 
 @app.command()
