@@ -223,3 +223,57 @@ def test_a_node_with_a_different_image_is_refused_by_name(
     assert "different identities" in message
     assert IPS[0] in message and IPS[1] in message
     _no_containers_left(engines)
+
+
+def test_the_cli_judges_on_the_cluster_and_the_doctor_reports_every_node(
+    cluster: RayNodes, engines: tuple[SecondEngine, SecondEngine], tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from guardrail.cli.app import app
+
+    runner = CliRunner()
+    (tmp_path / "honest.py").write_text(HONEST)
+    (tmp_path / "tests.py").write_text("assert square(3) == 9\n")
+    env = {
+        "GUARDRAIL_BACKEND": "ray",
+        "GUARDRAIL_RAY_ADDRESS": cluster.address,
+        "GUARDRAIL_RAY_NODE_IP": IPS[0],
+        "GUARDRAIL_IMAGE": engines[0].image,
+        "GUARDRAIL_POOL_SIZE": "1",
+    }
+    verify = [
+        *("verify", str(tmp_path / "honest.py"), "--tests", str(tmp_path / "tests.py")),
+        *("--no-cache", "--json"),
+    ]
+    result = runner.invoke(app, verify, env=env)
+    assert result.exit_code == 0, result.output
+    assert '"verified"' in result.stdout
+    result = runner.invoke(app, ["verify", *verify[1:], "--backend", "kubernetes"], env=env)
+    assert result.exit_code == 2, result.output
+    result = runner.invoke(app, ["sandbox", "check", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    import json
+
+    report = json.loads(result.stdout)
+    assert len(report["nodes"]) == 2
+    assert all(all(check["ok"] for check in node["checks"]) for node in report["nodes"].values())
+    assert {entry["node"].split()[0] for entry in report["placement"]} == set(IPS)
+    _no_containers_left(engines)
+
+
+async def test_health_shows_each_node(
+    cluster: RayNodes, engines: tuple[SecondEngine, SecondEngine]
+) -> None:
+    from guardrail.gate import Gate
+    from guardrail.service.admission import Admission
+    from guardrail.service.health import health
+
+    with _sandbox(cluster, engines[0].image) as sandbox:
+        sandbox.run([Job(HONEST, SQUARE)] * 2)
+        report = await health(Gate(sandbox, cache=False), Admission(1, 1, 10.0), "test")
+    assert report.status == "ok", report
+    assert report.nodes is not None and len(report.nodes) == 2
+    assert report.pool.size == 2
+    assert report.pool.jobs_run == sum(node.jobs_run or 0 for node in report.nodes) == 2
+    _no_containers_left(engines)

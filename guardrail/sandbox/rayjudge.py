@@ -73,8 +73,8 @@ def verdicts_from_text(text: str) -> list[Verdict]:
 class JudgeSettings(dict[str, Any]):
     """What every node's sandbox is built with (plain data: it crosses to the actors).
 
-    Keys: ``image``, ``pool_size``, ``runtime``, ``jobs_per_container`` and ``limits`` (the
-    fields of `SandboxLimits`).
+    Keys: ``image``, ``pool_size`` (``None``: the node's CPU count), ``runtime``,
+    ``jobs_per_container`` and ``limits`` (the fields of `SandboxLimits`).
     """
 
     @classmethod
@@ -82,7 +82,7 @@ class JudgeSettings(dict[str, Any]):
         cls,
         *,
         image: str | None,
-        pool_size: int,
+        pool_size: int | None,
         runtime: str | None,
         jobs_per_container: int,
         limits: SandboxLimits,
@@ -108,7 +108,7 @@ class JudgeActor:
         self.sandbox = DockerSandbox(
             settings.get("image"),
             client=_client(self.docker_host) if self.docker_host else None,
-            pool_size=int(settings["pool_size"]),
+            pool_size=settings["pool_size"],
             runtime=settings.get("runtime"),
             jobs_per_container=int(settings["jobs_per_container"]),
             limits=SandboxLimits(**settings["limits"]),
@@ -137,6 +137,23 @@ class JudgeActor:
     def run(self, jobs: list[str]) -> str:
         """Judge JSON-encoded jobs (`job_to_text`); their verdicts as one JSON string."""
         return verdicts_to_text(self.sandbox.run([job_from_text(text) for text in jobs]))
+
+    def check(self) -> str:
+        """The doctor's report (`guardrail.sandbox.doctor.check_sandbox`) for this node, as JSON.
+
+        Runs on a one-container sandbox of its own beside the pool, as the doctor requires.
+        """
+        from guardrail.sandbox.doctor import check_sandbox
+
+        sandbox = self.sandbox
+        with DockerSandbox(
+            sandbox.image,
+            client=_client(self.docker_host) if self.docker_host else None,
+            pool_size=1,
+            runtime=sandbox.runtime,
+            limits=sandbox.limits,
+        ) as alone:
+            return check_sandbox(alone).model_dump_json()
 
     def stats(self) -> dict[str, Any]:
         """The pool's counters (for ``doctor`` and ``health``)."""

@@ -134,15 +134,17 @@ class RaySandbox(Sandbox):
         # The local sandbox checks the settings exactly as it does everywhere (and the
         # environment's GUARDRAIL_* defaults); it never starts a container here.
         local = DockerSandbox(
-            image, pool_size=pool_size or 1, runtime=runtime, limits=limits, timeout_s=timeout_s
+            image, pool_size=pool_size, runtime=runtime, limits=limits, timeout_s=timeout_s
         )
         local.close()
         self.limits = local.limits
         self.deadline_s = deadline_s
         self.chunk_jobs = chunk_jobs
+        # Unset (no argument, no $GUARDRAIL_POOL_SIZE here): each node's own CPU count.
+        chosen = pool_size is not None or bool(os.environ.get("GUARDRAIL_POOL_SIZE"))
         self._settings = JudgeSettings.of(
             image=local.image,
-            pool_size=pool_size or (os.cpu_count() or 1),
+            pool_size=local.pool_size if chosen else None,
             runtime=local.runtime,
             jobs_per_container=jobs_per_container,
             limits=self.limits,
@@ -234,6 +236,11 @@ class RaySandbox(Sandbox):
     def identity(self) -> str:
         return str(self._identity)
 
+    @property
+    def pool_size(self) -> int:
+        """Containers run in parallel over the nodes that get work now."""
+        return sum(slot.pool_size for slot in self._slots if slot.usable) or 1
+
     def nodes(self) -> list[dict[str, Any]]:
         """Each node's placement and pool figures (for ``doctor`` and ``health``)."""
         ray = self._ray
@@ -248,6 +255,11 @@ class RaySandbox(Sandbox):
             entry["queued_jobs"] = slot.load()
             report.append(entry)
         return report
+
+    def check_nodes(self) -> list[tuple[str, str]]:
+        """Each node's doctor report (JSON of `guardrail.sandbox.doctor.DoctorReport`)."""
+        reports = self._ray.get([slot.actor.check.remote() for slot in self._slots])
+        return [(slot.node, str(report)) for slot, report in zip(self._slots, reports, strict=True)]
 
     def warm_up(self) -> None:
         """Start every node's pool now rather than on the first jobs."""
