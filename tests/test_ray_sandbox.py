@@ -277,3 +277,53 @@ async def test_health_shows_each_node(
     assert report.pool.size == 2
     assert report.pool.jobs_run == sum(node.jobs_run or 0 for node in report.nodes) == 2
     _no_containers_left(engines)
+
+
+def _raylet_pid(node_pid: int) -> int:
+    """The raylet among the processes of one node's ``ray start --block`` session."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getsid(int(entry.name)) != node_pid:
+                continue
+            command = (entry / "cmdline").read_bytes().split(b"\0")[0]
+        except OSError:
+            continue
+        if command.endswith(b"/raylet"):
+            return int(entry.name)
+    raise AssertionError(f"no raylet in the session of {node_pid}")
+
+
+def test_zz_a_node_whose_raylet_dies_loses_no_verdict(
+    cluster: RayNodes, engines: tuple[SecondEngine, SecondEngine]
+) -> None:
+    """Last in the module: node B does not come back (the cluster is the module's)."""
+    from guardrail.sandbox.docker import remove_leftovers
+
+    jobs = [Job(SLOW if i % 2 else HONEST, SQUARE) for i in range(12)]
+    with _sandbox(cluster, engines[0].image, chunk_jobs=3, deadline_s=20.0) as sandbox:
+        sandbox.close_timeout_s = 15.0  # node B's actor is gone; its close never answers
+        sandbox.warm_up()
+        raylet = _raylet_pid(cluster.nodes[1].pid)
+        killer = threading.Timer(1.0, os.kill, (raylet, signal.SIGKILL))
+        killer.start()
+        try:
+            verdicts = sandbox.run(jobs)
+        finally:
+            killer.cancel()
+        assert all(verdict.status is Status.VERIFIED for verdict in verdicts), verdicts
+        assert sandbox.run([Job(BUGGY, SQUARE)] * 3)[0].status is Status.FAILED
+        assert not sandbox.nodes()[1]["usable"]
+    # Node B's containers lost their owner with the node; the next sweep on its engine (any
+    # sandbox's first start there) removes them, as it removes a crashed run's.
+    client = engines[1].client()
+    try:
+        deadline = time.monotonic() + 60
+        while engines[1].labelled():
+            remove_leftovers(client)
+            assert time.monotonic() < deadline, engines[1].labelled()
+            time.sleep(2)
+    finally:
+        client.close()
+    _no_containers_left(engines)
