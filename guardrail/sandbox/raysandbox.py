@@ -26,6 +26,7 @@ authentication (``RAY_AUTH_MODE=token``) is refused before connecting.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import math
 import os
 import threading
@@ -435,18 +436,27 @@ class RaySandbox(Sandbox):
 
     # ------------------------------------------------------------ closing
 
-    def close(self) -> None:
-        """Remove every node's containers and end the actors (and Ray, if this started it)."""
+    def shutdown(self) -> int:
+        """`close`, and return how many containers the nodes removed (for the service's log)."""
         with self._lock:
             if self._closed:
-                return
+                return 0
             self._closed = True
         ray = self._ray
         refs = [slot.actor.close.remote() for slot in self._slots]
+        removed = 0
         if refs:
-            ray.wait(refs, num_returns=len(refs), timeout=self.close_timeout_s)
+            done, _ = ray.wait(refs, num_returns=len(refs), timeout=self.close_timeout_s)
+            for ref in done:
+                with contextlib.suppress(ray.exceptions.RayError):  # a dead node's actor
+                    removed += int(ray.get(ref))
         for slot in self._slots:
             ray.kill(slot.actor, no_restart=True)
         if self._owns_ray:
             ray.shutdown()
         atexit.unregister(self.close)
+        return removed
+
+    def close(self) -> None:
+        """Remove every node's containers and end the actors (and Ray, if this started it)."""
+        self.shutdown()
