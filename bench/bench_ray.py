@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -97,6 +98,7 @@ def main() -> None:
         print(f"memory of the node's Ray processes: {memory:.0f} MB RSS")
     finally:
         nodes.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
