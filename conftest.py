@@ -159,16 +159,18 @@ def second_engine(docker_sandbox: object) -> Iterator[SecondEngine]:
     engine = SecondEngine(Path(tempfile.mkdtemp(prefix="gr-engine-", dir="/tmp")))
     engine.start()
     try:
+        # Copied the way a cluster's nodes get it: `guardrail sandbox export|import`.
+        from guardrail.sandbox.image import export_image, import_image
+
         image = docker_sandbox.image
-        save = subprocess.Popen(["docker", "save", image], stdout=subprocess.PIPE)
-        load = subprocess.run(
-            ["docker", "-H", engine.url, "load"],
-            stdin=save.stdout,
-            capture_output=True,
-            check=False,
-        )
-        assert save.wait() == 0, f"docker save {image} failed"
-        assert load.returncode == 0, load.stderr.decode(errors="replace")
+        archive = engine.root / "image.tar"
+        exported = export_image(image, archive)
+        client = engine.client()
+        try:
+            assert import_image(archive, client=client) == [exported]
+        finally:
+            client.close()
+        archive.unlink()
         engine.image = image
         yield engine
     finally:

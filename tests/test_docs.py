@@ -38,6 +38,9 @@ ILLUSTRATIONS = {
     "test-langchain": "a part of the test suite itself: running it here would recurse",
     "extend-image": "builds an extended image from the reader's own requirements file",
     "bench-realcode-sdists": "downloads other sdists and runs for about 20 minutes",
+    "ray-image-copy": "copies an image to another machine over ssh",
+    "ray-cluster": "starts Ray on the reader's own machines (tests/test_ray_sandbox.py runs one)",
+    "ray-serve": "serves against the reader's own Ray cluster",
 }
 
 _FENCE = re.compile(r"^```(\S*)\s*$")

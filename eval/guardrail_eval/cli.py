@@ -44,8 +44,10 @@ from rich.text import Text
 from guardrail.cli.common import console, err_console, fail, reporting_errors
 from guardrail.cli.interrupts import removing_containers_on_signals
 from guardrail.cli.options import (
+    BackendOption,
     ImageOption,
     NoCacheOption,
+    RayAddressOption,
     RuntimeOption,
     TimeoutOption,
     build_gate,
@@ -149,6 +151,8 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
     runtime: RuntimeOption = None,
+    backend: BackendOption = None,
+    ray_address: RayAddressOption = None,
     no_cache: NoCacheOption = False,
     seed: SeedOption = 0,
     index_dir: Annotated[
@@ -196,6 +200,8 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             timeout=timeout,
             runtime=runtime,
             no_cache=no_cache,
+            backend=backend,
+            ray_address=ray_address,
             seed=seed,
             force=force,
             relabel=relabel,
@@ -212,6 +218,8 @@ def run_and_report(
     timeout: float,
     runtime: str | None,
     no_cache: bool,
+    backend: str | None = None,
+    ray_address: str | None = None,
     seed: int,
     force: bool = False,
     relabel: bool = False,
@@ -235,7 +243,14 @@ def run_and_report(
     if out is not None:
         check_out_folder(out, force=force)  # before anything runs; again when writing
     with (
-        build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
+        build_gate(
+            image=image,
+            timeout=timeout,
+            no_cache=no_cache,
+            runtime=runtime,
+            backend=backend,
+            ray_address=ray_address,
+        ) as gate,
         removing_containers_on_signals(gate.sandbox),
         _progress() as on_progress,
     ):
@@ -304,6 +319,8 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
     runtime: RuntimeOption = None,
+    backend: BackendOption = None,
+    ray_address: RayAddressOption = None,
     no_cache: NoCacheOption = False,
 ) -> None:
     """Build a pool: verify canonicals, mutate them into verified one-line distractors, write.
@@ -324,7 +341,14 @@ def build_pool(  # noqa: PLR0917 - Typer maps parameters to options
             fail(f"unknown pool {which!r}; expected {BUILTIN} or {HUMANEVAL}")
         trees, notes, inputs = _real_trees(sources or [], sdists or []) if real else ([], [], {})
         with (
-            build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
+            build_gate(
+                image=image,
+                timeout=timeout,
+                no_cache=no_cache,
+                runtime=runtime,
+                backend=backend,
+                ray_address=ray_address,
+            ) as gate,
             removing_containers_on_signals(gate.sandbox),
             _progress() as on_progress,
         ):

@@ -50,8 +50,10 @@ from guardrail.cli.index import (
 )
 from guardrail.cli.interrupts import removing_containers_on_signals
 from guardrail.cli.options import (
+    BackendOption,
     ImageOption,
     NoCacheOption,
+    RayAddressOption,
     RuntimeOption,
     TimeoutOption,
     build_gate,
@@ -175,6 +177,8 @@ def tree(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
     image: ImageOption = None,
     timeout: TimeoutOption = 10.0,
     runtime: RuntimeOption = None,
+    backend: BackendOption = None,
+    ray_address: RayAddressOption = None,
     no_cache: NoCacheOption = False,
 ) -> None:
     """Audit a tree (guardrail audit PATH) or an index (--collection NAME); the default command.
@@ -217,7 +221,14 @@ def tree(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
                     hint="index code first with `guardrail index PATH` (same --collection/--path)",
                 )
         with (
-            build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
+            build_gate(
+                image=image,
+                timeout=timeout,
+                no_cache=no_cache,
+                runtime=runtime,
+                backend=backend,
+                ray_address=ray_address,
+            ) as gate,
             removing_containers_on_signals(gate.sandbox),
             _progress() as on_progress,
         ):

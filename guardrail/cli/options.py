@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from guardrail.errors import InputError
 from guardrail.sandbox.limits import MAX_TIMEOUT_S
 
-if TYPE_CHECKING:  # a client of `guardrail serve` builds no Gate: it imports none
+if TYPE_CHECKING:  # a client of `guardrail serve` builds no Gate nor sandbox: it imports none
     from guardrail.gate import Gate
+    from guardrail.sandbox.base import Sandbox
 
 
 def bounded(low: float, high: float) -> Callable[[float | None], float | None]:
@@ -56,11 +58,63 @@ RuntimeOption = Annotated[
 ]
 
 
-def build_gate(
-    *, image: str | None, timeout: float, no_cache: bool, runtime: str | None = None
-) -> Gate:
-    """A Gate over a `DockerSandbox` configured from CLI options."""
-    from guardrail.gate import Gate
-    from guardrail.sandbox.docker import DockerSandbox
+BackendOption = Annotated[
+    str | None,
+    typer.Option(
+        envvar="GUARDRAIL_BACKEND",
+        help="Where candidates run: docker (this machine's engine; the default) or ray (every"
+        " node of a Ray cluster that offers guardrail_engine; see docs/ray.md).",
+    ),
+]
+RayAddressOption = Annotated[
+    str | None,
+    typer.Option(
+        envvar="GUARDRAIL_RAY_ADDRESS",
+        help="The Ray cluster for --backend ray (head host:port, ray://host:port, or auto).",
+    ),
+]
 
-    return Gate(DockerSandbox(image, timeout_s=timeout, runtime=runtime), cache=not no_cache)
+
+def build_sandbox(
+    *,
+    image: str | None,
+    timeout: float | None,
+    runtime: str | None = None,
+    pool_size: int | None = None,
+    backend: str | None = None,
+    ray_address: str | None = None,
+) -> Sandbox:
+    """The sandbox the CLI options ask for: a `DockerSandbox`, or a `RaySandbox` over a cluster.
+
+    ``pool_size`` is per node with Ray. A backend other than docker or ray is a usage error.
+    """
+    chosen = (backend or "docker").strip().lower()
+    if chosen == "docker":
+        from guardrail.sandbox.docker import DockerSandbox
+
+        return DockerSandbox(image, timeout_s=timeout, runtime=runtime, pool_size=pool_size)
+    if chosen == "ray":
+        from guardrail.sandbox.raysandbox import RaySandbox
+
+        return RaySandbox(
+            ray_address, image=image, timeout_s=timeout, runtime=runtime, pool_size=pool_size
+        )
+    raise InputError(f"--backend (or $GUARDRAIL_BACKEND) must be docker or ray, not {backend!r}")
+
+
+def build_gate(
+    *,
+    image: str | None,
+    timeout: float,
+    no_cache: bool,
+    runtime: str | None = None,
+    backend: str | None = None,
+    ray_address: str | None = None,
+) -> Gate:
+    """A Gate over the sandbox `build_sandbox` makes of the CLI options."""
+    from guardrail.gate import Gate
+
+    sandbox = build_sandbox(
+        image=image, timeout=timeout, runtime=runtime, backend=backend, ray_address=ray_address
+    )
+    return Gate(sandbox, cache=not no_cache)

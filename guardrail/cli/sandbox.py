@@ -1,4 +1,4 @@
-"""``guardrail sandbox build|check|clean``: the sandbox image and its doctor."""
+"""``guardrail sandbox build|check|clean|export|import``: the sandbox image and its doctor."""
 
 from __future__ import annotations
 
@@ -10,10 +10,17 @@ from rich.table import Table
 from rich.text import Text
 
 from guardrail.cli.common import EXIT_UNAVAILABLE, console, err_console, fail, reporting_errors
-from guardrail.cli.options import ImageOption, RuntimeOption
+from guardrail.cli.options import (
+    BackendOption,
+    ImageOption,
+    RayAddressOption,
+    RuntimeOption,
+    build_sandbox,
+)
 from guardrail.errors import ImageNotFoundError
 from guardrail.safetext import cell, dumps_json, one_line
 from guardrail.sandbox.docker import DockerSandbox
+from guardrail.sandbox.doctor import DoctorReport
 
 app = typer.Typer(help="Build, check and clean the Docker sandbox.", no_args_is_help=True)
 
@@ -49,7 +56,7 @@ def build(  # noqa: PLR0917 - Typer maps parameters to options
         bool, typer.Option("--no-index", help="Never ask the package index: --wheelhouse only.")
     ] = False,
 ) -> None:
-    """Build the sandbox image offline (debootstrap + docker import; needs root), or extend one
+    """Build the sandbox image offline (debootstrap + docker load; needs root), or extend one
     with a project's packages (--requirements FILE and/or --wheelhouse DIR).
 
     Extending: the image's own python3 says which version and platform it runs; the host's pip
@@ -154,32 +161,111 @@ def _image_present(sandbox: DockerSandbox) -> bool:
     return True
 
 
+@app.command("export")
+def export(
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="The archive to write (docker save format).")
+    ],
+    image: ImageOption = None,
+) -> None:
+    """Write the sandbox image to a file, to load on another node with `guardrail sandbox import`.
+
+    Every node of a cluster must run the same image id (it is part of the verdict identity);
+    copying one image is how to be sure, whatever the Debian mirror serves by then. The engine
+    is DOCKER_HOST's. Prints the image id.
+    """
+    from guardrail.sandbox.image import default_image, export_image
+
+    target = image or default_image()
+    with reporting_errors():
+        image_id = export_image(target, output)
+    console.print(Text(f"exported {one_line(target)} ({image_id}) to {output}"), highlight=False)
+
+
+@app.command("import")
+def import_(
+    archive: Annotated[Path, typer.Argument(help="An archive of `guardrail sandbox export`.")],
+) -> None:
+    """Load an exported sandbox image into the engine (DOCKER_HOST's) and check its id.
+
+    Exit code 3 when the engine reports another id than the archive holds.
+    """
+    from guardrail.sandbox.image import import_image
+
+    with reporting_errors():
+        ids = import_image(archive)
+    console.print(Text(f"imported {', '.join(ids)} from {archive}"), highlight=False)
+
+
 @app.command()
 def check(
     image: ImageOption = None,
     runtime: RuntimeOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    backend: BackendOption = None,
+    ray_address: RayAddressOption = None,
 ) -> None:
-    """Report the engine and image, and prove the hardening holds with probes in a container."""
+    """Report the engine and image, and prove the hardening holds with probes in a container.
+
+    With --backend ray: the same on every node of the cluster, one report per node (as JSON: an
+    object of node to report), then each node's placement and pool figures.
+    """
     from guardrail.sandbox.doctor import check_sandbox
 
-    with reporting_errors(), DockerSandbox(image, pool_size=1, runtime=runtime) as sandbox:
-        report = check_sandbox(sandbox)
+    if (backend or "docker").strip().lower() != "docker":
+        from guardrail.sandbox.raysandbox import RaySandbox
+
+        with reporting_errors():
+            sandbox = build_sandbox(
+                image=image,
+                timeout=None,
+                runtime=runtime,
+                backend=backend,
+                ray_address=ray_address,
+                pool_size=1,
+            )
+        assert isinstance(sandbox, RaySandbox)
+        with reporting_errors(), sandbox:
+            reports = [
+                (node, DoctorReport.model_validate_json(text))
+                for node, text in sandbox.check_nodes()
+            ]
+            placement = sandbox.nodes()
+        if as_json:
+            payload = {node: report.model_dump(mode="json") for node, report in reports}
+            typer.echo(dumps_json({"nodes": payload, "placement": placement}, ascii_only=True))
+        else:
+            for node, report in reports:
+                console.print(Text(f"node {node}", "bold"), highlight=False)
+                _print_report(report)
+            for entry in placement:
+                figures = ", ".join(f"{key} {one_line(str(value))}" for key, value in entry.items())
+                console.print(Text(figures), highlight=False, soft_wrap=True)
+        if not all(report.ok for _, report in reports):
+            raise typer.Exit(EXIT_UNAVAILABLE)
+        return
+    with reporting_errors(), DockerSandbox(image, pool_size=1, runtime=runtime) as docker:
+        report = check_sandbox(docker)
     if as_json:
         typer.echo(dumps_json(report.model_dump(mode="json"), ascii_only=True))
     else:
-        # Engine, image and probe details come from the engine and the container: plain text.
-        engine = f"engine: Docker {one_line(report.engine)}, runtime {one_line(report.runtime)}"
-        console.print(Text(engine), highlight=False)
-        image = f"image:  {one_line(report.image)} ({one_line(report.image_id[:19])})"
-        console.print(Text(image), highlight=False)
-        table = Table("hardening property", "holds", "detail")
-        for item in report.checks:
-            holds = Text("yes", "green") if item.ok else Text("NO", "bold red")
-            table.add_row(cell(item.name), holds, cell(item.detail, limit=1000))
-        console.print(table)
+        _print_report(report)
     if not report.ok:
         raise typer.Exit(EXIT_UNAVAILABLE)
+
+
+def _print_report(report: DoctorReport) -> None:
+    """One engine's report as text."""
+    # Engine, image and probe details come from the engine and the container: plain text.
+    engine = f"engine: Docker {one_line(report.engine)}, runtime {one_line(report.runtime)}"
+    console.print(Text(engine), highlight=False)
+    image = f"image:  {one_line(report.image)} ({one_line(report.image_id[:19])})"
+    console.print(Text(image), highlight=False)
+    table = Table("hardening property", "holds", "detail")
+    for item in report.checks:
+        holds = Text("yes", "green") if item.ok else Text("NO", "bold red")
+        table.add_row(cell(item.name), holds, cell(item.detail, limit=1000))
+    console.print(table)
 
 
 @app.command()

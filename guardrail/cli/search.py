@@ -16,8 +16,10 @@ from guardrail.cli.index import (
     IndexDirOption,
 )
 from guardrail.cli.options import (
+    BackendOption,
     ImageOption,
     NoCacheOption,
+    RayAddressOption,
     RuntimeOption,
     TimeoutOption,
 )
@@ -85,6 +87,8 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
     runtime: RuntimeOption = None,
+    backend: BackendOption = None,
+    ray_address: RayAddressOption = None,
     no_cache: NoCacheOption = False,
     collection: CollectionOption = "guardrail",
     index_dir: IndexDirOption = None,
@@ -139,6 +143,8 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
                 runtime,
                 no_cache,
                 (collection, index_dir, chroma_url, embedding, fast_embedding),
+                backend=backend,
+                ray_address=ray_address,
             )
     _render(query, name, result, sources, fetch_k, k, as_json)
 
@@ -153,6 +159,9 @@ def _search_here(  # noqa: PLR0917 - the command's own options, passed on
     runtime: str | None,
     no_cache: bool,
     where: tuple[str, Path | None, str | None, str, bool],
+    *,
+    backend: str | None = None,
+    ray_address: str | None = None,
 ) -> tuple[str, GateResult, list[SpecSource]]:
     """`gated_search` in this process: the index opened here, a sandbox pool of its own."""
     from guardrail.cli.index import open_index
@@ -170,7 +179,14 @@ def _search_here(  # noqa: PLR0917 - the command's own options, passed on
             hint="index code first with `guardrail index PATH` (same --collection/--path)",
         )
     with (
-        build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
+        build_gate(
+            image=image,
+            timeout=timeout,
+            no_cache=no_cache,
+            runtime=runtime,
+            backend=backend,
+            ray_address=ray_address,
+        ) as gate,
         removing_containers_on_signals(gate.sandbox),
     ):
         result, sources = gated_search(

@@ -14,7 +14,15 @@ import typer
 
 from guardrail.cli.common import reporting_errors, warn
 from guardrail.cli.index import ChromaUrlOption, EmbeddingOption, IndexDirOption
-from guardrail.cli.options import ImageOption, NoCacheOption, RuntimeOption, TimeoutOption
+from guardrail.cli.options import (
+    BackendOption,
+    ImageOption,
+    NoCacheOption,
+    RayAddressOption,
+    RuntimeOption,
+    TimeoutOption,
+    build_sandbox,
+)
 from guardrail.service.settings import DEFAULT_PORT, ServiceSettings
 
 
@@ -79,6 +87,8 @@ def serve(  # noqa: PLR0917 - Typer maps parameters to options; callers never pa
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
     runtime: RuntimeOption = None,
+    backend: BackendOption = None,
+    ray_address: RayAddressOption = None,
     no_cache: NoCacheOption = False,
     index_dir: IndexDirOption = None,
     chroma_url: ChromaUrlOption = None,
@@ -117,9 +127,17 @@ def serve(  # noqa: PLR0917 - Typer maps parameters to options; callers never pa
             embedding=embedding,
             context_roots=tuple(context_root or ()),
         )
-        sandbox = DockerSandbox(image, timeout_s=timeout, runtime=runtime, pool_size=pool_size)
-        try:
-            sandbox.check_ready()
-        except EngineUnavailableError as exc:  # it may come later: 503 until it does
-            warn(f"{exc}; serving anyway, requests are 503 until the engine answers")
+        sandbox = build_sandbox(
+            image=image,
+            timeout=timeout,
+            runtime=runtime,
+            pool_size=pool_size,
+            backend=backend,
+            ray_address=ray_address,
+        )
+        if isinstance(sandbox, DockerSandbox):
+            try:
+                sandbox.check_ready()
+            except EngineUnavailableError as exc:  # it may come later: 503 until it does
+                warn(f"{exc}; serving anyway, requests are 503 until the engine answers")
         run_service(settings, sandbox, cache=not no_cache, log_level=log_level)

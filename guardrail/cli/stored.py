@@ -39,6 +39,8 @@ def verify_stored_command(
     timeout: float,
     runtime: str | None,
     no_cache: bool,
+    backend: str | None = None,
+    ray_address: str | None = None,
 ) -> None:
     """Open the index (never creating it), judge every snippet, render, exit as documented."""
     with reporting_errors():
@@ -51,7 +53,14 @@ def verify_stored_command(
                 hint="index code first with `guardrail index PATH` (same --collection/--path)",
             )
         with (
-            build_gate(image=image, timeout=timeout, no_cache=no_cache, runtime=runtime) as gate,
+            build_gate(
+                image=image,
+                timeout=timeout,
+                no_cache=no_cache,
+                runtime=runtime,
+                backend=backend,
+                ray_address=ray_address,
+            ) as gate,
             removing_containers_on_signals(gate.sandbox),
         ):
             checks = verify_stored(code_index, gate)

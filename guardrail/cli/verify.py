@@ -14,8 +14,10 @@ from guardrail.cli.common import EXIT_NONE_VERIFIED, console, fail, reporting_er
 from guardrail.cli.index import ChromaUrlOption, CollectionOption, EmbeddingOption, IndexDirOption
 from guardrail.cli.interrupts import removing_containers_on_signals
 from guardrail.cli.options import (
+    BackendOption,
     ImageOption,
     NoCacheOption,
+    RayAddressOption,
     RuntimeOption,
     TimeoutOption,
     build_gate,
@@ -58,6 +60,8 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
     image: ImageOption = None,
     timeout: TimeoutOption = 5.0,
     runtime: RuntimeOption = None,
+    backend: BackendOption = None,
+    ray_address: RayAddressOption = None,
     no_cache: NoCacheOption = False,
     stored: Annotated[
         bool,
@@ -98,6 +102,8 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
             timeout=timeout,
             runtime=runtime,
             no_cache=no_cache,
+            backend=backend,
+            ray_address=ray_address,
         )
         return
     if not files or tests is None:
@@ -115,7 +121,12 @@ def verify(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
         else:
             with (
                 build_gate(
-                    image=image, timeout=timeout, no_cache=no_cache, runtime=runtime
+                    image=image,
+                    timeout=timeout,
+                    no_cache=no_cache,
+                    runtime=runtime,
+                    backend=backend,
+                    ray_address=ray_address,
                 ) as gate,
                 removing_containers_on_signals(gate.sandbox),
             ):

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal
 
+from guardrail.errors import SandboxError
 from guardrail.gate import Gate
 from guardrail.sandbox.base import Sandbox
 from guardrail.service.admission import Admission
 from guardrail.service.interruptible import InterruptibleSandbox
-from guardrail.service.models import HealthResponse, PoolFigures, QueueFigures
+from guardrail.service.models import HealthResponse, NodeFigures, PoolFigures, QueueFigures
 
 __all__ = ["PROBE_TIMEOUT_S", "health", "judging_sandbox", "pool_figures"]
 
@@ -39,10 +40,29 @@ def pool_figures(sandbox: Sandbox) -> PoolFigures:
     )
 
 
-def _probe(sandbox: Sandbox) -> dict[str, str | None]:
-    """Ask the engine (blocking). Raises whatever the engine's client raises."""
-    from guardrail.sandbox.docker import DockerSandbox
+def _sums(nodes: list[NodeFigures]) -> PoolFigures:
+    def total(name: str) -> int:
+        return sum(int(getattr(node, name) or 0) for node in nodes)
 
+    return PoolFigures(
+        size=total("pool_size"),
+        containers_started=total("containers_started"),
+        jobs_run=total("jobs_run"),
+        faults=total("faults"),
+    )
+
+
+def _probe(sandbox: Sandbox) -> dict[str, Any]:
+    """Ask the engine, or every node's actor (blocking). Raises what the engine's client raises,
+    or `SandboxError` when no node of a Ray cluster can judge."""
+    from guardrail.sandbox.docker import DockerSandbox
+    from guardrail.sandbox.raysandbox import RaySandbox
+
+    if isinstance(sandbox, RaySandbox):
+        nodes = [NodeFigures.model_validate(entry) for entry in sandbox.nodes()]
+        if not any(node.usable for node in nodes):
+            raise SandboxError("no node of the Ray cluster can judge now")
+        return {"image": None, "runtime": None, "identity": sandbox.identity, "nodes": nodes}
     if isinstance(sandbox, DockerSandbox):
         sandbox.client.ping()
         return {
@@ -55,7 +75,7 @@ def _probe(sandbox: Sandbox) -> dict[str, str | None]:
 
 async def health(gate: Gate, admission: Admission, version: str) -> HealthResponse:
     sandbox = judging_sandbox(gate)
-    found: dict[str, str | None] = {"image": None, "runtime": None, "identity": None}
+    found: dict[str, Any] = {"image": None, "runtime": None, "identity": None}
     try:
         found = await asyncio.wait_for(asyncio.to_thread(_probe, sandbox), PROBE_TIMEOUT_S)
         engine = "ok"
@@ -66,10 +86,12 @@ async def health(gate: Gate, admission: Admission, version: str) -> HealthRespon
     status: Literal["ok", "unavailable", "draining"] = (
         "draining" if admission.draining else "ok" if engine == "ok" else "unavailable"
     )
+    nodes: list[NodeFigures] | None = found.pop("nodes", None)
     return HealthResponse(
         status=status,
         engine=engine,
-        pool=pool_figures(sandbox),
+        pool=_sums(nodes) if nodes is not None else pool_figures(sandbox),
+        nodes=nodes,
         queue=QueueFigures(
             running=admission.running,
             waiting=admission.waiting,

@@ -124,6 +124,22 @@ class PoolFigures(BaseModel):
     faults: int | None = None
 
 
+class NodeFigures(BaseModel):
+    """One node of a Ray cluster (``--backend ray``): where its judge runs and its pool."""
+
+    node: str = Field(description="the node's address and Ray node id prefix")
+    usable: bool = Field(description="gets work now (answered with the cluster's identity)")
+    problem: str = ""
+    host: str | None = None
+    pid: int | None = Field(default=None, description="the judge actor's process on the node")
+    docker_host: str | None = None
+    pool_size: int | None = None
+    containers_started: int | None = None
+    jobs_run: int | None = None
+    faults: int | None = None
+    queued_jobs: int = 0
+
+
 class QueueFigures(BaseModel):
     running: int
     waiting: int
@@ -138,6 +154,9 @@ class HealthResponse(BaseModel):
     runtime: str | None = None
     identity: str | None = Field(default=None, description="the verdict-cache identity")
     pool: PoolFigures
+    nodes: list[NodeFigures] | None = Field(
+        default=None, description="per node, with --backend ray; the pool figures are their sums"
+    )
     queue: QueueFigures
     version: str
 
