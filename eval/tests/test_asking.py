@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from guardrail.cache import VerdictCache
-from guardrail.gate import Candidate, Gate
+from guardrail.gate import Candidate
 from guardrail.sandbox.docker import DockerSandbox
 from guardrail.spec import Spec
-from guardrail_eval.asking import ask_rounds
+from guardrail_eval.asking import RecordingGate, ask_rounds
 from guardrail_eval.pool import Pool, load_pool
 
 pytestmark = pytest.mark.docker
@@ -22,9 +22,9 @@ RELEASE = Path(__file__).parent / "fixtures" / "release"
 @pytest.fixture(scope="module")
 def asking_gate(
     docker_sandbox: DockerSandbox, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Gate]:
+) -> Iterator[RecordingGate]:
     cache = VerdictCache(tmp_path_factory.mktemp("ask-cache") / "verdicts.sqlite")
-    yield Gate(docker_sandbox, cache=cache, ask=False)  # ask_rounds asks regardless
+    yield RecordingGate(docker_sandbox, cache=cache, ask=False)  # ask_rounds asks regardless
     cache.close()
 
 
@@ -36,7 +36,7 @@ def _candidates(pool: Pool, query_index: int) -> tuple[list[Candidate], str]:
 
 
 def test_answered_questions_leave_the_canonical_alone_on_the_fixture_pool(
-    asking_gate: Gate,
+    asking_gate: RecordingGate,
 ) -> None:
     pool = load_pool(RELEASE)
     asked = 0
@@ -60,7 +60,9 @@ def test_answered_questions_leave_the_canonical_alone_on_the_fixture_pool(
     assert asked >= 10  # the thin specs left several verified: the questions did the work
 
 
-def test_rounds_stop_at_the_cap_with_the_last_question_unanswered(asking_gate: Gate) -> None:
+def test_rounds_stop_at_the_cap_with_the_last_question_unanswered(
+    asking_gate: RecordingGate,
+) -> None:
     pool = load_pool(RELEASE)
     query = pool.queries[1]  # clamp: four distractors, three pass its first test
     candidates, _ = _candidates(pool, 1)
@@ -70,7 +72,7 @@ def test_rounds_stop_at_the_cap_with_the_last_question_unanswered(asking_gate: G
     assert len(only.result.kept) > 1
 
 
-def test_an_oracle_that_cannot_be_judged_stops_the_asking(asking_gate: Gate) -> None:
+def test_an_oracle_that_cannot_be_judged_stops_the_asking(asking_gate: RecordingGate) -> None:
     pool = load_pool(RELEASE)
     query = pool.queries[1]
     candidates, _ = _candidates(pool, 1)
