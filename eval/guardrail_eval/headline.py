@@ -115,7 +115,7 @@ def headline(
             ties=test.ties,
             p_value=test.p_value,
         )
-    first = f"{system}: acted on correct / buggy / nothing:"
+    first = f"{system}: acted on correct / acted on buggy / got nothing:"
     bounds = [
         arm for arm in arms if arm.role == "upper bound" and arm.visible_tests in {setting, "all"}
     ]
