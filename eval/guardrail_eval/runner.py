@@ -381,8 +381,9 @@ class _Loop:
     ) -> list[list[GateJob]]:
         """The rounds per (draw, query): one list of gate jobs per arm of `_setting_arms`."""
         settings, pool = self.settings, self.specs.pool
-        stage = f"{arm.system}: gating and asking ({_short(arm)}, up to"
-        stage += f" {settings.questions} questions)"
+        stage = f"{arm.system}: gating ({_short(arm)})"
+        if settings.questions:
+            stage += f" and asking up to {settings.questions} questions"
         by_arm: list[list[GateJob]] = [[] for _ in arms]
         total, done = settings.draws * len(work), 0
         noisy = any(a.kind is ArmKind.NOISY_ASK for a in arms)

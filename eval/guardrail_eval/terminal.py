@@ -40,6 +40,7 @@ def summary_tables(summary: Summary) -> list[Table]:
                 " * an upper bound (it knows the answers), not a result"
             ),
             box=box.SIMPLE_HEAD,
+            pad_edge=False,
         )
         table.add_column("arm", no_wrap=True, max_width=24)
         headers = ["acted on\ncorrect", "acted on\nbuggy", "got\nnothing", "silent\nbuggy"]
@@ -62,7 +63,7 @@ def summary_tables(summary: Summary) -> list[Table]:
 
 def _cell(interval: Interval) -> str:
     """A share over its interval, on two lines so the table stays narrow."""
-    return f"{interval.estimate:.1%}\n[{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
+    return f"{interval.estimate:.1%}\n[{100 * interval.low:.0f},{100 * interval.high:.0f}]"
 
 
 def mutation_table(report: BuildReport) -> Table:
