@@ -11,6 +11,7 @@ from guardrail.cache import VerdictCache
 from guardrail.gate import Candidate
 from guardrail.sandbox.docker import DockerSandbox
 from guardrail.spec import Spec
+from guardrail_eval.answerers import noisy_answerer, probe_key
 from guardrail_eval.asking import RecordingGate, ask_rounds
 from guardrail_eval.pool import Pool, load_pool
 
@@ -84,3 +85,34 @@ def test_an_oracle_that_cannot_be_judged_stops_the_asking(asking_gate: Recording
     assert rounds[0].answer.kind == "unjudged"
     with pytest.raises(ValueError, match="at least 0"):
         ask_rounds(asking_gate, candidates, spec, oracle, -1)
+
+
+def test_a_hidden_tests_input_is_never_asked_and_a_noisy_answer_is_another_candidates(
+    asking_gate: RecordingGate,
+) -> None:
+    pool = load_pool(RELEASE)
+    query = pool.queries[1]
+    candidates, _ = _candidates(pool, 1)
+    spec = Spec.build(query.test_suite[:1], pool.entry_point(query), query.test_setup)
+    canonical = pool.canonical(query).code
+    (free,) = ask_rounds(asking_gate, candidates, spec, canonical, 0)
+    assert free.question is not None and free.probing is not None
+    assert free.gate_question == free.question
+    banned = frozenset({probe_key(free.question.probe)})
+    (kept,) = ask_rounds(asking_gate, candidates, spec, canonical, 0, excluded=banned)
+    assert kept.gate_question == free.question  # the gate's own question is kept beside
+    assert kept.question is not None and probe_key(kept.question.probe) not in banned
+    assert kept.probing is not None  # the same runs, read again (the verdict cache)
+    assert (kept.probing.probes, kept.probing.observations) == (
+        free.probing.probes,
+        free.probing.observations,
+    )
+    # an answerer that always answers wrongly gives another answer the candidates gave
+    wrong = ask_rounds(
+        asking_gate, candidates, spec, canonical, 1, answerer=noisy_answerer(1.0, 0, "q")
+    )
+    first = wrong[0]
+    assert first.answer is not None and first.truth is not None and first.wrong
+    assert first.question is not None
+    given = {answer.observation.key for answer in first.question.answers}
+    assert first.answer.key in given and first.answer.key != first.truth.key
