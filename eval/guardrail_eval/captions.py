@@ -33,7 +33,9 @@ def arm_captions(summary: Summary) -> list[str]:
         " agent has it.",
         f"visibleN+noisy-askQ: the gate may ask up to Q questions, answered by a noisy answerer"
         f" (the canonical's answer, except {wrong} of the questions, seeded, get another answer"
-        " the candidates gave). A result, as good as the answerer is.",
+        " the candidates gave). A result, as good as the answerer is. Its gate cost is measured"
+        " after the oracle arm's runs, so the verdict cache answers the rounds the two share:"
+        " a lower bound of what an agent pays.",
         "visibleN+oracle-askQ: the same, answered by an oracle (the pool's canonical run on the"
         " question's input): an UPPER BOUND on a careful user, not a result.",
         "No question asks a hidden test's input (it would hand the gate a test of the ground"
