@@ -33,10 +33,10 @@ from types import ModuleType
 
 import guardrail.gate
 from guardrail.cache import VerdictCache
-from guardrail.gate import Candidate, Gate
+from guardrail.gate import Candidate
 from guardrail.probes import Probe
 from guardrail.sandbox.docker import DockerSandbox
-from guardrail_eval.asking import ask_rounds
+from guardrail_eval.asking import RecordingGate, ask_rounds
 from guardrail_eval.selection import open_pool
 from guardrail_eval.visible import visible_indices, visible_spec
 
@@ -86,7 +86,7 @@ def main() -> None:
         ways = {"baseline": baseline_generator(options.baseline), "new": current}
     with tempfile.TemporaryDirectory() as folder, DockerSandbox(pool_size=2) as sandbox:
         gates = {
-            way: Gate(
+            way: RecordingGate(
                 sandbox,
                 cache=VerdictCache(Path(folder) / f"{way}.db"),
                 probe_limit=options.probe_limit,

@@ -30,7 +30,15 @@ from guardrail.sandbox.base import Sandbox
 from guardrail.spec import Spec
 from guardrail.verdict import Observation, Reason, Status, Verdict
 
-__all__ = ["Candidate", "Gate", "GateResult", "GatedCandidate", "Policy", "apply_policy"]
+__all__ = [
+    "Candidate",
+    "Gate",
+    "GateResult",
+    "GatedCandidate",
+    "Policy",
+    "Probing",
+    "apply_policy",
+]
 
 
 class Policy(StrEnum):
@@ -78,6 +86,20 @@ class GatedCandidate(BaseModel):
     candidate: Candidate
     verdict: Verdict
     retrieval_rank: int
+
+
+class Probing(BaseModel):
+    """The verified candidates' answers on generated inputs (`Gate.probe_verified`).
+
+    ``observations[c][p]`` is candidate ``c``'s (``candidates``, retrieval order) on probe ``p``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: Spec
+    candidates: tuple[GatedCandidate, ...]
+    probes: tuple[Probe, ...]
+    observations: tuple[tuple[Observation, ...], ...]
 
 
 class GateResult(BaseModel):
@@ -346,8 +368,25 @@ class Gate:
     def _question(
         self, judged: Sequence[GatedCandidate], specs: Sequence[Spec | None]
     ) -> Question | None:
-        """The question about the verified candidates, when two or more were verified against
-        one and the same spec (the query's tests; never each its own doctests), or None."""
+        """The question about the verified candidates (`probe_verified`), or None."""
+        probing = self.probe_verified(judged, specs)
+        if probing is None:
+            return None
+        return pick_question(
+            probing.probes,
+            probing.observations,
+            [item.candidate.id for item in probing.candidates],
+            [item.retrieval_rank for item in probing.candidates],
+        )
+
+    def probe_verified(
+        self, judged: Sequence[GatedCandidate], specs: Sequence[Spec | None]
+    ) -> Probing | None:
+        """The verified candidates run on generated inputs, when two or more were verified
+        against one and the same spec (the query's tests; never each its own doctests), or None
+        (also when the probes are too large for one job together). ``specs`` holds one spec per
+        judged candidate, by retrieval rank. The gate's question is picked from what this
+        returns; a subclass may record it (the eval reads consensus off the same runs)."""
         verified = [item for item in judged if item.verdict.status is Status.VERIFIED]
         shared = {specs[item.retrieval_rank] for item in verified}
         if len(verified) < 2 or len(shared) != 1:
@@ -362,11 +401,11 @@ class Gate:
             )
         except SpecError:  # probes too large for one job together: nothing to ask with
             return None
-        return pick_question(
-            probes,
-            seen,
-            [item.candidate.id for item in verified],
-            [item.retrieval_rank for item in verified],
+        return Probing(
+            spec=spec,
+            candidates=tuple(verified),
+            probes=tuple(probes),
+            observations=tuple(tuple(row) for row in seen),
         )
 
     def close(self) -> None:

@@ -49,7 +49,7 @@ from guardrail.sandbox.runner.observing import OBSERVER
 from guardrail.sandbox.runner.static import plausible_functions
 from guardrail.spec import Spec
 
-__all__ = ["Probe", "generate_probes"]
+__all__ = ["Probe", "call_probe", "generate_probes"]
 
 Origin = Literal["test", "doctest", "mutation", "type-hint", "guess"]
 # What an unannotated required parameter is tried with when nothing else says (origin ``guess``):
@@ -127,7 +127,7 @@ def generate_probes(
     probes: dict[tuple[Any, ...], Probe] = {}
 
     def add(call: Call, origin: Origin) -> None:
-        probe = _probe(spec.entry_point, call, origin)
+        probe = call_probe(spec.entry_point, call, origin)
         if probe is not None and len(probes) < limit:
             probes.setdefault((probe.args, probe.kwargs), probe)
 
@@ -171,7 +171,9 @@ def generate_probes(
     return list(probes.values())
 
 
-def _probe(entry_point: str, call: Call, origin: Origin) -> Probe | None:
+def call_probe(entry_point: str, call: Call, origin: Origin) -> Probe | None:
+    """The probe of a constant call (`guardrail.probe_seeds`); None when an argument has no
+    literal text."""
     args, kwargs = call
     texts = [literal_text(value) for value in args]
     named = [(name, literal_text(value)) for name, value in kwargs]

@@ -8,7 +8,14 @@ Arm names (also the results files' names, ``results/<arm>.json``):
 | ``<system>+structural`` | a picker that never runs code (`guardrail_eval.structural`) |
 | ``<system>+upper-bound`` | the gate seeing every test (the ground truth's own tests): a ceiling |
 | ``<system>+visible<N>`` | the gate seeing N random visible units per query (seeded draws) |
-| ``<system>+visible<N>+ask<Q>`` | the same gate allowed up to Q questions, answered by an oracle |
+| ``<system>+visible<N>+consensus`` | the same gate, nobody answering: the largest cluster of
+  verified candidates agreeing on its probe inputs goes first (MBR-exec) |
+| ``<system>+visible<N>+noisy-ask<Q>`` | up to Q questions, answered by a noisy answerer |
+| ``<system>+visible<N>+oracle-ask<Q>`` | up to Q questions, answered by an oracle: an upper
+  bound |
+
+`ArmKind.role` says what an arm's number is: the retriever, a baseline that runs no code, the
+gate's result (what a deployed agent can have), or an upper bound (it knows the ground truth).
 
 An arm with several draws holds one outcome per (draw, query), draw-major: its metrics are the
 mean over draws, which is also the plain mean over all its outcomes (every draw has every query).
@@ -23,7 +30,7 @@ from guardrail.verdict import Verdict
 from guardrail_eval.metrics import RankedQuery
 from guardrail_eval.pool import Pool, Query
 
-__all__ = ["Arm", "ArmKind", "GateCost", "JudgedItem", "QueryOutcome"]
+__all__ = ["HONEST_KINDS", "Arm", "ArmKind", "GateCost", "JudgedItem", "QueryOutcome"]
 
 
 class ArmKind(StrEnum):
@@ -31,10 +38,33 @@ class ArmKind(StrEnum):
     STRUCTURAL = "structural"
     UPPER_BOUND = "upper-bound"
     VISIBLE = "visible"
-    ASK = "ask"
+    CONSENSUS = "consensus"
+    NOISY_ASK = "noisy-ask"
+    ORACLE_ASK = "oracle-ask"
+
+    @property
+    def role(self) -> str:
+        """``retriever``, ``baseline`` (runs no code), ``result`` or ``upper bound``."""
+        return _ROLES[self]
+
+    @property
+    def asks(self) -> bool:
+        """The arm's gate asks questions that someone answers."""
+        return self in {ArmKind.NOISY_ASK, ArmKind.ORACLE_ASK}
 
 
-_GATED = {ArmKind.UPPER_BOUND, ArmKind.VISIBLE, ArmKind.ASK}
+_ROLES = {
+    ArmKind.UNGATED: "retriever",
+    ArmKind.STRUCTURAL: "baseline",
+    ArmKind.UPPER_BOUND: "upper bound",
+    ArmKind.VISIBLE: "result",
+    ArmKind.CONSENSUS: "result",
+    ArmKind.NOISY_ASK: "result",
+    ArmKind.ORACLE_ASK: "upper bound",
+}
+HONEST_KINDS = frozenset(kind for kind, role in _ROLES.items() if role == "result")
+"""The gate's arms a deployed agent can really have: no oracle, no test it is not given."""
+_GATED = {ArmKind.UPPER_BOUND, ArmKind.VISIBLE, *HONEST_KINDS, ArmKind.ORACLE_ASK}
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +106,11 @@ class QueryOutcome:
 
     Attributes:
         visible: the indices of the tests the gate saw (visible and ask arms), else None.
-        questions: questions the gate asked and the oracle answered (ask arms).
-        silent: the final gate round raised no question (ask and visible arms, when known).
+        questions: questions the gate asked and were answered (ask arms).
+        silent: the final gate round raised no question (gated arms that ask, when known).
+        hidden_probe: the gate's own question was on a hidden test's input, up to the final
+            round (never asked: `guardrail_eval.asking`); None where the gate did not ask.
+        wrong_answers: answers that were not the canonical's (noisy-ask arms), else None.
     """
 
     query: Query
@@ -89,6 +122,8 @@ class QueryOutcome:
     visible: tuple[int, ...] | None = None
     questions: int | None = None
     silent: bool | None = None
+    hidden_probe: bool | None = None
+    wrong_answers: int | None = None
 
     def ranked(self, pool: Pool) -> RankedQuery:
         """The handed-over ranking as metric input."""
@@ -125,13 +160,16 @@ class Arm:
 
     @property
     def name(self) -> str:
-        """``bm25``, ``bm25+structural``, ``bm25+upper-bound``, ``bm25+visible1+ask2``."""
+        """``bm25``, ``bm25+structural``, ``bm25+upper-bound``, ``bm25+visible1``,
+        ``bm25+visible1+consensus``, ``bm25+visible1+noisy-ask2``, ``bm25+visible1+oracle-ask2``."""
         if self.kind is ArmKind.UNGATED:
             return self.system
         if self.kind in {ArmKind.STRUCTURAL, ArmKind.UPPER_BOUND}:
             return f"{self.system}+{self.kind.value}"
-        ask = f"+ask{self.questions}" if self.kind is ArmKind.ASK else ""
-        return f"{self.system}+visible{self.visible}{ask}"
+        name = f"{self.system}+visible{self.visible}"
+        if self.kind is ArmKind.CONSENSUS:
+            return f"{name}+consensus"
+        return f"{name}+{self.kind.value}{self.questions}" if self.kind.asks else name
 
     @property
     def gated(self) -> bool:

@@ -3,7 +3,8 @@
 Mounted by the core CLI as ``guardrail eval``. With no arguments it runs the main job: the
 built-in pool, dense retrieval with the offline MiniLM, and per system the arms of
 `guardrail_eval.arms`: ungated, structural, the upper bound (all tests), one random visible test
-(5 seeded draws) and that gate asking up to 1..3 questions.
+(5 seeded draws), that gate's consensus, and that gate asking up to 1..3 questions of a noisy
+answerer and of an oracle (an upper bound).
 ``guardrail eval build-pool`` (re)builds the built-in or the HumanEval pool; with ``--from PATH``
 or ``--from-sdist NAME==VERSION`` it builds a pool of real code (`guardrail_eval.realpool`).
 
@@ -54,6 +55,7 @@ from guardrail.cli.options import (
 )
 from guardrail.gate import Policy
 from guardrail.safetext import clean, one_line
+from guardrail_eval.answerers import DEFAULT_NOISY_SHARE
 from guardrail_eval.asking import DEFAULT_QUESTIONS
 from guardrail_eval.errors import IncompleteError
 from guardrail_eval.options import FetchKOption, PolicyOption, SeedOption, VisibleTestsOption
@@ -112,10 +114,20 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
         typer.Option(
             min=0,
             max=10,
-            help="Ask arms visible<N>+ask<q> for q = 1..Q: the gate may ask up to q questions,"
-            " each answered by the pool's canonical (an oracle). 0: no ask arms.",
+            help="Ask arms for q = 1..Q: the gate may ask up to q questions, answered by a noisy"
+            " answerer (visible<N>+noisy-ask<q>) and by the pool's canonical"
+            " (visible<N>+oracle-ask<q>: an upper bound). 0: no ask arms.",
         ),
     ] = DEFAULT_QUESTIONS,
+    noisy_share: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="The share of questions the noisy answerer answers wrongly (seeded). 0: no"
+            " noisy-ask arms.",
+        ),
+    ] = DEFAULT_NOISY_SHARE,
     sweep: Annotated[
         bool,
         typer.Option(
@@ -165,7 +177,8 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
     """Replay retrieval over a pool with known ground truth, ungated and gated, and report.
 
     Prints the headline per system (acted on correct / buggy / got nothing: ungated -> visible
-    tests -> with questions -> upper bound) and a table per system with 95% bootstrap intervals.
+    tests -> consensus -> a noisy answerer, beside the best shortcut), the upper bounds on a
+    line of their own, and a table per system with 95% bootstrap intervals.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -181,6 +194,7 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             visible_tests=tuple(parse_visible_tests(v) for v in visible_tests or ["1"]),
             draws=draws,
             questions=questions,
+            noisy_share=noisy_share,
             sweep=sweep,
             seed=seed,
         )
@@ -492,6 +506,8 @@ def _print_summary(summary: Summary, out: Path | None) -> None:
         console.print(Text(clean(summary.validation.describe()), "yellow"), highlight=False)
     for headline in summary.headlines:
         console.print(Text(clean(headline.text), "bold"), highlight=False, soft_wrap=True)
+        if headline.upper_bounds is not None:
+            console.print(Text(clean(headline.upper_bounds)), highlight=False, soft_wrap=True)
     for table in summary_tables(summary):
         console.print(table)
     if out is not None:

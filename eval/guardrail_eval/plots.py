@@ -56,6 +56,11 @@ def _label(text: str) -> str:
     return " " + line if line.startswith("_") else line
 
 
+def _arm_label(arm: ArmSummary) -> str:
+    """The arm's name; an upper bound (an oracle, or every test) says so."""
+    return f"{arm.name} [upper bound]" if arm.role == "upper bound" else arm.name
+
+
 def _error(interval: Interval) -> tuple[float, float]:
     """Distances from the estimate to the interval's ends (never negative: rounding)."""
     return max(interval.estimate - interval.low, 0.0), max(interval.high - interval.estimate, 0.0)
@@ -96,7 +101,7 @@ def agent_outcomes_plot(summary: Summary) -> bytes:
             capsize=3,
             linewidth=1,
         )
-    axes.set_yticks(positions, labels=[_label(arm.name) for arm in arms])
+    axes.set_yticks(positions, labels=[_label(_arm_label(arm)) for arm in arms])
     axes.invert_yaxis()
     axes.set_xlim(0.0, 1.0)
     axes.set_xlabel("share of queries (mean over draws); whiskers: 95% intervals")
@@ -132,7 +137,7 @@ def exec_at_k_plot(summary: Summary) -> bytes:
             linestyle=_STYLES.get(arm.kind, "-."),
             marker=_MARKERS.get(arm.kind, "o"),
             capsize=3,
-            label=_label(arm.name),
+            label=_label(_arm_label(arm)),
         )
     axes.set_xticks(ks)
     axes.set_ylim(0.0, 1.05)
@@ -146,7 +151,15 @@ def exec_at_k_plot(summary: Summary) -> bytes:
 
 
 _STYLES = {"ungated": "-", "structural": ":", "upper-bound": "--"}
-_MARKERS = {"ungated": "o", "structural": "s", "upper-bound": "^", "visible": "D", "ask": "v"}
+_MARKERS = {
+    "ungated": "o",
+    "structural": "s",
+    "upper-bound": "^",
+    "visible": "D",
+    "consensus": "P",
+    "noisy-ask": "v",
+    "oracle-ask": "1",
+}
 
 
 @_plain_text
@@ -156,7 +169,7 @@ def miss_sources_plot(summary: Summary) -> bytes:
     The 20 most frequent bug types have their own colour; the rest are one bar segment.
     """
     arms = summary.arms
-    totals: dict[str, int] = {}
+    totals: dict[str, float] = {}
     for arm in arms:
         for bug, count in arm.rank1_misses.by_bug_type.items():
             totals[bug] = totals.get(bug, 0) + count
@@ -166,18 +179,18 @@ def miss_sources_plot(summary: Summary) -> bytes:
     figure = Figure(figsize=(8.0, 0.5 * len(arms) + 1.6))
     axes = figure.add_subplot()
     positions = list(range(len(arms)))
-    left = [0] * len(arms)
+    left = [0.0] * len(arms)
     segments = [(_label(bug), {bug}) for bug in bug_types]
     if others:
         segments.append((f"{len(others)} other bug types", others))
     for index, (label, bugs) in enumerate(segments):
-        counts = [sum(arm.rank1_misses.by_bug_type.get(b, 0) for b in bugs) for arm in arms]
+        counts = [sum(arm.rank1_misses.by_bug_type.get(b, 0.0) for b in bugs) for arm in arms]
         axes.barh(positions, counts, left=left, color=f"C{index % 10}", label=label)
         left = [a + b for a, b in zip(left, counts, strict=True)]
     # Fixed positions with explicit labels: arm names are never read as categories to parse.
-    axes.set_yticks(positions, labels=[_label(arm.name) for arm in arms])
+    axes.set_yticks(positions, labels=[_label(_arm_label(arm)) for arm in arms])
     axes.invert_yaxis()
-    axes.set_xlabel("queries whose rank-1 item fails a test")
+    axes.set_xlabel("queries whose rank-1 item fails a test (mean over draws)")
     axes.set_title("Rank-1 misses by bug type")
     if bug_types:
         axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -196,7 +209,7 @@ def gate_latency_plot(summary: Summary) -> bytes:
     axes = figure.add_subplot()
     data = [arm.gate_cost.latencies_ms for arm in gated if arm.gate_cost is not None]
     if data:
-        labels = [_label(arm.name) + _cached(arm) for arm in gated]
+        labels = [_label(_arm_label(arm)) + _cached(arm) for arm in gated]
         axes.boxplot(data, orientation="horizontal", tick_labels=labels)
         axes.invert_yaxis()
     axes.set_xscale("log")

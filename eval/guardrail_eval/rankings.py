@@ -4,7 +4,9 @@ Every item carries its ``retrieval_rank`` and ``verdict`` (the gate's, against t
 in gated files; the full suite's otherwise) and its ``test_results`` on the full suite. Gated
 files carry per query a ``gate`` object (abstained, latency, sandbox runs, cache hits, dropped
 items); visible and ask arms one entry per (draw, query), draw-major, with its ``draw``, the
-indices of its ``visible_tests`` and, when the gate asked, ``questions`` and ``silent``. The
+indices of its ``visible_tests`` and, when the gate asked, ``questions``, ``silent`` and
+``hidden_probe`` (its own question was a hidden test's input), and ``wrong_answers`` in
+noisy-ask files. The
 file's ``metrics`` (`round_metrics` of the mean over all entries) are the mean over draws.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from guardrail.verdict import Verdict
-from guardrail_eval.arms import Arm, JudgedItem, QueryOutcome
+from guardrail_eval.arms import Arm, ArmKind, JudgedItem, QueryOutcome
 from guardrail_eval.metrics import compute_metrics, round_metrics
 from guardrail_eval.pool import Pool, Query
 from guardrail_eval.results import QueryResult, ResultsFile, TopResult
@@ -37,6 +39,9 @@ def results_file(arm: Arm, pool: Pool, settings: EvalSettings) -> ResultsFile:
         }
         if arm.questions is not None:
             extra["gate"]["max_questions"] = arm.questions
+        if arm.kind is ArmKind.NOISY_ASK:
+            extra["gate"]["noisy_share"] = settings.noisy_share
+        extra["role"] = arm.kind.role
     return ResultsFile(
         model=arm.name,
         n_queries=len(arm.outcomes),
@@ -58,6 +63,10 @@ def _query_result(pool: Pool, outcome: QueryOutcome, *, gated: bool) -> QueryRes
         extra["questions"] = outcome.questions
     if outcome.silent is not None:
         extra["silent"] = outcome.silent
+    if outcome.hidden_probe is not None:
+        extra["hidden_probe"] = outcome.hidden_probe
+    if outcome.wrong_answers is not None:
+        extra["wrong_answers"] = outcome.wrong_answers
     if gated and outcome.cost is not None:
         extra["gate"] = {
             "abstained": not outcome.items,

@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from guardrail.safetext import dumps_json, html, markdown, one_line
+from guardrail_eval.captions import arm_captions
 from guardrail_eval.metrics import metric_keys
 from guardrail_eval.outputs import replace_outputs
 from guardrail_eval.rankings import results_file
 from guardrail_eval.results import ResultsFile
 from guardrail_eval.runner import EvalRun
-from guardrail_eval.structural import STRUCTURAL_CAPTION
 from guardrail_eval.summary import ArmSummary, Interval, Summary, results_file_name
 
 __all__ = [
@@ -191,7 +191,10 @@ _CSS = (
 def _document(summary: Summary, *, figures: bool) -> list[_Block]:
     pool, settings = summary.pool, summary.settings
     blocks: list[_Block] = [_Heading(1, f"guardrail eval: {pool.name}")]
-    blocks += [_Paragraph(headline.text, strong=True) for headline in summary.headlines]
+    for headline in summary.headlines:
+        blocks.append(_Paragraph(_flat(headline.text), strong=True))
+        if headline.upper_bounds is not None:
+            blocks.append(_Paragraph(_flat(headline.upper_bounds)))
     faults = summary.faults
     if faults.incomplete:
         blocks.append(_Paragraph(f"Results incomplete: {faults.describe()}.", strong=True))
@@ -205,7 +208,7 @@ def _document(summary: Summary, *, figures: bool) -> list[_Block]:
             " means over its draws."
         )
     )
-    blocks += [_Paragraph(text) for text in ARM_CAPTIONS]
+    blocks += [_Paragraph(text) for text in arm_captions(summary)]
     if figures:
         from guardrail_eval.plots import (
             agent_outcomes_plot,
@@ -231,19 +234,6 @@ def _document(summary: Summary, *, figures: bool) -> list[_Block]:
         blocks += _sweep_blocks(summary)
     blocks += _method_blocks(summary)
     return blocks
-
-
-ARM_CAPTIONS = (
-    "ungated: the retriever's own ranking; the agent acts on its rank 1.",
-    STRUCTURAL_CAPTION,
-    "upper bound: the gate seeing every test. Its verdicts are the ground truth, so its exec@1"
-    " equals the ungated exec@k at k = fetch_k by construction: a ceiling, not a result.",
-    "visibleN: the gate seeing N tests drawn at random per query (the hidden rest still decide"
-    " what counts as correct): the honest measure of a gate when tests are thin.",
-    "visibleN+askQ: the same gate allowed up to Q questions; each is answered by an oracle (the"
-    " pool's canonical run on the question's input) and the answer joins the tests."
-    " Silent buggy: acted on buggy code although the last round raised no question.",
-)
 
 
 def _system_blocks(summary: Summary, arms: list[ArmSummary]) -> list[_Block]:
@@ -278,6 +268,7 @@ def _system_blocks(summary: Summary, arms: list[ArmSummary]) -> list[_Block]:
         )
     headers = ["arm", "Δ acted on correct", "Δ acted on buggy", "McNemar p, exec@1"]
     blocks.append(_Table([*headers, "McNemar p, acted on buggy"], diff_rows))
+    blocks += _versus_blocks(summary, ungated.system)
     spread = [arm for arm in arms if arm.draw_means is not None]
     if spread:
         blocks.append(
@@ -292,11 +283,11 @@ def _system_blocks(summary: Summary, arms: list[ArmSummary]) -> list[_Block]:
         )
     blocks.append(
         _Table(
-            ["arm", "rank-1 misses", "own paired distractor", "by bug type"],
+            ["arm", "rank-1 misses (per draw)", "own paired distractor", "by bug type"],
             [
                 [
                     arm.name,
-                    str(arm.rank1_misses.n_misses),
+                    f"{arm.rank1_misses.n_misses:g}",
                     _share(arm.rank1_misses.paired_share),
                     _bug_type_counts(arm.rank1_misses.by_bug_type),
                 ]
@@ -331,8 +322,40 @@ def _system_blocks(summary: Summary, arms: list[ArmSummary]) -> list[_Block]:
 _NO_TEST = {
     "upper-bound": "none (a ceiling)",
     "visible": "none (mean of draws)",
-    "ask": "none (mean of draws)",
+    "consensus": "none (mean of draws)",
+    "noisy-ask": "none (mean of draws)",
+    "oracle-ask": "none (mean of draws)",
 }
+
+
+def _versus_blocks(summary: Summary, system: str) -> list[_Block]:
+    """The gate's best honest arm against the best shortcut, with the sign test's p."""
+    found = [h.versus_shortcut for h in summary.headlines if h.system == system]
+    if not found or found[0] is None:
+        return []
+    versus = found[0]
+    return [
+        _Table(
+            [
+                "gate (best honest arm)",
+                "acted on correct",
+                "best shortcut",
+                "acted on correct",
+                "queries gate / shortcut / tie",
+                "sign test p",
+            ],
+            [
+                [
+                    versus.gate_arm,
+                    f"{versus.gate_correct:.1%}",
+                    versus.shortcut,
+                    f"{versus.shortcut_correct:.1%}",
+                    f"{versus.gate_higher} / {versus.shortcut_higher} / {versus.ties}",
+                    f"{versus.p_value:.4g}",
+                ]
+            ],
+        )
+    ]
 
 
 def _asking_rows(arms: list[ArmSummary]) -> list[list[str]]:
@@ -347,6 +370,14 @@ def _asking_rows(arms: list[ArmSummary]) -> list[list[str]]:
         [
             "questions asked per query",
             *(f"{a.asking.questions_mean:.2f}" if a.asking else "-" for a in arms),
+        ],
+        [
+            "hidden-test question (of queries asked)",
+            *(_share(a.asking.hidden_probe) if a.asking else "-" for a in arms),
+        ],
+        [
+            "wrong answers per query",
+            *(_number(a.asking.wrong_answers_mean) if a.asking else "-" for a in arms),
         ],
     ]
 
@@ -419,13 +450,14 @@ def _method_blocks(summary: Summary) -> list[_Block]:
     ]
 
 
-def _bug_type_counts(by_bug_type: dict[str, int]) -> str:
-    """``off_by_one 2, wrong_operator 1``: the most frequent bug types, each name capped."""
+def _bug_type_counts(by_bug_type: dict[str, float]) -> str:
+    """``off_by_one 2, wrong_operator 1.4``: the most frequent bug types (per draw), each name
+    capped."""
     ranked = sorted(by_bug_type.items(), key=lambda pair: -pair[1])
-    named = [f"{one_line(bug, 60)} {count}" for bug, count in ranked[:BUG_TYPES_SHOWN]]
+    named = [f"{one_line(bug, 60)} {count:g}" for bug, count in ranked[:BUG_TYPES_SHOWN]]
     rest = ranked[BUG_TYPES_SHOWN:]
     if rest:
-        named.append(f"{len(rest)} other bug types {sum(count for _, count in rest)}")
+        named.append(f"{len(rest)} other bug types {sum(count for _, count in rest):g}")
     return ", ".join(named) or "-"
 
 
@@ -435,6 +467,15 @@ def _with_interval(interval: Interval, *, signed: bool = False) -> str:
         number.format(interval.estimate)
         + f" [{number.format(interval.low)}, {number.format(interval.high)}]"
     )
+
+
+def _flat(text: str) -> str:
+    """A headline's wrapped lines as one paragraph."""
+    return " ".join(line.strip() for line in text.splitlines())
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
 
 
 def _numbers(values: list[float]) -> str:

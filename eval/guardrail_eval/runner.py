@@ -32,13 +32,15 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from guardrail.gate import Candidate, Gate, GatedCandidate, GateResult, Policy
+from guardrail.gate import Candidate, Gate, GateResult, Policy
 from guardrail.sandbox.base import Sandbox
 from guardrail.spec import Spec
+from guardrail_eval.answerers import DEFAULT_NOISY_SHARE, hidden_inputs
 from guardrail_eval.arms import Arm, ArmKind, GateCost, JudgedItem, QueryOutcome
-from guardrail_eval.ask_arms import MeteredGate, ask_runs
+from guardrail_eval.ask_arms import MeteredGate, query_arms
 from guardrail_eval.errors import EvalSettingError
 from guardrail_eval.faults import RetryingSandbox, fault_reason
+from guardrail_eval.gatejobs import GateJob, gated_outcome, job_of
 from guardrail_eval.metrics import DEFAULT_KS
 from guardrail_eval.pool import Pool, Query
 from guardrail_eval.poolcontext import candidate_metadata
@@ -89,6 +91,8 @@ class EvalSettings:
         visible_tests: one ``visible<N>`` arm per entry (N random tests per draw).
         draws: how many seeded random draws of the visible tests each visible arm runs.
         questions: the ask arms allow 1..questions questions (0: no ask arms).
+        noisy_share: the share of questions the noisy answerer answers wrongly (0: no
+            noisy-ask arms).
         sweep: also run ``visible<n>`` for every n from 1 to the longest suite.
         seed: seeds the visible-test draws.
         ks: the metric cut-offs.
@@ -99,6 +103,7 @@ class EvalSettings:
     visible_tests: tuple[int, ...] = (1,)
     draws: int = DEFAULT_DRAWS
     questions: int = 0
+    noisy_share: float = DEFAULT_NOISY_SHARE
     sweep: bool = False
     seed: int = 0
     ks: tuple[int, ...] = DEFAULT_KS
@@ -114,6 +119,8 @@ class EvalSettings:
             raise EvalSettingError(f"--draws must be at least 1, not {self.draws}")
         if self.questions < 0:
             raise EvalSettingError(f"--questions must be at least 0, not {self.questions}")
+        if not 0.0 <= self.noisy_share <= 1.0:
+            raise EvalSettingError(f"--noisy-share must be from 0 to 1, not {self.noisy_share}")
 
     @property
     def depth(self) -> int:
@@ -275,7 +282,7 @@ class _Loop:
                 retrievals.append(system.retrieve(pool, query, settings.depth))
                 self.report(f"{name}: retrieving", done, len(queries))
         work = list(zip(queries, retrievals, strict=True))
-        draws, questions = settings.draws, settings.questions
+        draws = settings.draws
         with self._timed(f"{name}.gate_s"):
             # The upper bound and the sweep need no question: the gate does not ask there.
             upper = Arm(system=name, kind=ArmKind.UPPER_BOUND)
@@ -284,14 +291,9 @@ class _Loop:
             visible_arms: dict[int, Arm] = {}
             for n in settings.visible_tests:
                 arm = visible_arms[n] = Arm(name, ArmKind.VISIBLE, n, draws=draws)
-                asking = [
-                    Arm(name, ArmKind.ASK, n, q, draws=draws) for q in range(1, questions + 1)
-                ]
-                if asking:
-                    gated += zip([arm, *asking], self._ask_all(arm, work, n), strict=True)
-                else:
-                    gated.append((arm, self._gate_all(arm, work, draws=draws, visible=n, ask=True)))
-                defaults += [arm, *asking]
+                arms = self._setting_arms(arm)
+                gated += zip(arms, self._ask_all(arm, work, n, arms), strict=True)
+                defaults += arms
             sweep = range(1, max(len(q.test_suite) for q in queries) + 1) if settings.sweep else ()
             for n in sweep:
                 if n not in visible_arms:
@@ -310,7 +312,7 @@ class _Loop:
             ungated.outcomes.append(self._retrieved(query, retrieval, structural=False))
             structural.outcomes.append(self._retrieved(query, retrieval, structural=True))
         for arm, results in gated:
-            arm.outcomes = [_gated_outcome(job, self.judge) for job in results]
+            arm.outcomes = [gated_outcome(job, self.judge) for job in results]
         return SystemRun(
             name,
             [ungated, structural, upper, *defaults],
@@ -339,10 +341,10 @@ class _Loop:
         draws: int,
         visible: int | None,
         ask: bool,
-    ) -> list[_GateJob]:
+    ) -> list[GateJob]:
         """Gate every query's top ``fetch_k`` once per draw, one timed call each."""
         stage = f"{arm.system}: gating ({_short(arm)})"
-        jobs: list[_GateJob] = []
+        jobs: list[GateJob] = []
         total = draws * len(work)
         for draw in range(draws):
             for query, retrieval in work:
@@ -355,42 +357,64 @@ class _Loop:
                 result, cost = self._gate_one(retrieval, spec, ask=ask)
                 self.judge.remember(query, result, spec)
                 silent = result.question is None if ask else None
-                jobs.append(_GateJob(query, result, cost, draw, indices, silent=silent))
+                jobs.append(GateJob(query, result, cost, draw, indices, silent=silent))
                 self.report(stage, len(jobs), total)
         return jobs
 
+    def _setting_arms(self, visible: Arm) -> list[Arm]:
+        """A visible setting's arms: the gate as it is, its consensus, then up to 1..Q
+        questions answered by the noisy answerer, then by the oracle (an upper bound)."""
+        settings, name, n = self.settings, visible.system, visible.visible
+        asked = range(1, settings.questions + 1)
+        noisy = [] if settings.noisy_share <= 0 else [
+            Arm(name, ArmKind.NOISY_ASK, n, q, draws=settings.draws) for q in asked
+        ]  # fmt: skip
+        return [
+            visible,
+            Arm(name, ArmKind.CONSENSUS, n, draws=settings.draws),
+            *noisy,
+            *(Arm(name, ArmKind.ORACLE_ASK, n, q, draws=settings.draws) for q in asked),
+        ]
+
     def _ask_all(
-        self, arm: Arm, work: Sequence[tuple[Query, Retrieval]], visible: int
-    ) -> list[list[_GateJob]]:
-        """The ask loop per (draw, query): one list of gate jobs per q = 0..questions."""
-        stage = f"{arm.system}: gating and asking ({_short(arm)}, up to"
-        stage += f" {self.settings.questions} questions)"
-        by_q: list[list[_GateJob]] = [[] for _ in range(self.settings.questions + 1)]
-        total, done = self.settings.draws * len(work), 0
-        for draw in range(self.settings.draws):
+        self, arm: Arm, work: Sequence[tuple[Query, Retrieval]], visible: int, arms: list[Arm]
+    ) -> list[list[GateJob]]:
+        """The rounds per (draw, query): one list of gate jobs per arm of `_setting_arms`."""
+        settings, pool = self.settings, self.specs.pool
+        stage = f"{arm.system}: gating ({_short(arm)})"
+        if settings.questions:
+            stage += f" and asking up to {settings.questions} questions"
+        by_arm: list[list[GateJob]] = [[] for _ in arms]
+        total, done = settings.draws * len(work), 0
+        noisy = any(a.kind is ArmKind.NOISY_ASK for a in arms)
+        for draw in range(settings.draws):
             for query, retrieval in work:
-                indices = visible_indices(query, visible, draw, self.settings.seed)
+                indices = visible_indices(query, visible, draw, settings.seed)
                 spec = self.specs.get(query, indices)
-                oracle = self.specs.pool.canonical(query)
-                runs = ask_runs(
+                oracle = pool.canonical(query)
+                got = query_arms(
                     self.gate,
                     self._candidates(retrieval),
                     spec,
                     oracle.code,
-                    self.settings.questions,
-                    oracle_metadata=candidate_metadata(self.specs.pool, oracle),
+                    settings.questions,
+                    oracle_metadata=candidate_metadata(pool, oracle),
+                    excluded=hidden_inputs(self.specs.get(query, None), spec),
+                    noisy=(settings.noisy_share, settings.seed, f"{query.query_id}:{draw}")
+                    if noisy
+                    else None,
                 )
-                for q, run in enumerate(runs):
-                    if q == 0 or run.result is not runs[q - 1].result:
+                runs = [got.oracle[0], got.consensus, *got.noisy, *got.oracle[1:]]
+                seen: set[int] = set()
+                for setting_arm, jobs, run in zip(arms, by_arm, runs, strict=True):
+                    if id(run.result) not in seen:  # the judge counts each gate call once
+                        seen.add(id(run.result))
                         self.judge.remember(query, run.result, spec)
-                    by_q[q].append(
-                        _GateJob(
-                            query, run.result, run.cost, draw, indices, run.questions, run.silent
-                        )
-                    )
+                    noisy_arm = setting_arm.kind is ArmKind.NOISY_ASK
+                    jobs.append(job_of(query, run, draw, indices, noisy=noisy_arm))
                 done += 1
                 self.report(stage, done, total)
-        return by_q
+        return by_arm
 
     def _candidates(self, retrieval: Retrieval) -> list[Candidate]:
         pool = self.specs.pool
@@ -424,46 +448,6 @@ class _Loop:
             self.timings[key] = time.perf_counter() - started
 
 
-@dataclass(frozen=True, slots=True)
-class _GateJob:
-    """One gate call: the query, what the gate decided, its cost, the draw and visible tests."""
-
-    query: Query
-    result: GateResult
-    cost: GateCost
-    draw: int
-    visible: tuple[int, ...] | None
-    questions: int | None = None
-    silent: bool | None = None
-
-
 def _short(arm: Arm) -> str:
     """The arm's name without its system: ``visible1+ask2``."""
     return arm.name.removeprefix(arm.system + "+")
-
-
-def _gated_outcome(job: _GateJob, judge: Judge) -> QueryOutcome:
-    """What the gate handed over (policy order) and what it dropped (retrieval order)."""
-    query, result = job.query, job.result
-
-    def judged(item: GatedCandidate) -> JudgedItem:
-        corpus_id = item.candidate.id
-        return JudgedItem(
-            corpus_id,
-            float(item.candidate.score or 0.0),
-            item.retrieval_rank + 1,
-            judge.truth(query, corpus_id),
-            item.verdict,
-        )
-
-    kept_ranks = {item.retrieval_rank for item in result.kept}
-    return QueryOutcome(
-        query,
-        tuple(judged(item) for item in result.kept),
-        dropped=tuple(judged(i) for i in result.judged if i.retrieval_rank not in kept_ranks),
-        cost=job.cost,
-        draw=job.draw,
-        visible=job.visible,
-        questions=job.questions,
-        silent=job.silent,
-    )

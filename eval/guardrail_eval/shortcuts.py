@@ -52,6 +52,7 @@ __all__ = [
     "ShortcutBaselines",
     "construction_leaks",
     "family_baselines",
+    "picker_values",
     "shortcut_baselines",
 ]
 
@@ -181,16 +182,12 @@ def shortcut_baselines(
     """Every picker's exec@1 over ``queries`` (each with its candidates; a query with none
     counts 0 for every picker, as an empty hand-over does); ``candidates`` says what they are;
     with ``chance``, a uniform pick's exec@1 is recorded too."""
-    totals = dict.fromkeys(PICKERS, 0.0)
     shares = [sum(c.correct for c in got) / len(got) for _, got in queries if got]
-    for query, offered in queries:
-        if not offered:
-            continue
-        for name, picker in PICKERS.items():
-            picked = picker(query, offered)
-            totals[name] += sum(offered[i].correct for i in picked) / len(picked)
     count = len(queries)
-    exec1 = {name: round(total / count, 4) if count else 0.0 for name, total in totals.items()}
+    exec1 = {
+        name: round(sum(picker_values(queries, name)) / count, 4) if count else 0.0
+        for name in PICKERS
+    }
     best = max(exec1, key=lambda name: exec1[name])
     return ShortcutBaselines(
         candidates=candidates,
@@ -203,6 +200,17 @@ def shortcut_baselines(
             round(sum(p * (1 - p) for p in shares) ** 0.5 / count, 4) if chance and count else None
         ),
     )
+
+
+def picker_values(queries: Sequence[tuple[Query, Sequence[Candidate]]], picker: str) -> list[float]:
+    """Per query, the share of ``picker``'s picks that are correct (its expected exec@1 with
+    ties broken at random; 0 for a query with no candidates)."""
+    pick = PICKERS[picker]
+    values = []
+    for query, offered in queries:
+        picked = pick(query, offered) if offered else []
+        values.append(sum(offered[i].correct for i in picked) / len(picked) if picked else 0.0)
+    return values
 
 
 def construction_leaks(baselines: ShortcutBaselines, margin: float = LEAK_MARGIN) -> list[str]:

@@ -3,6 +3,9 @@
 - McNemar exact: two-sided exact binomial test on the discordant counts with p = 0.5
   (``scipy.stats.binomtest(b, b + c, 0.5)``); b = 47, c = 66 gives p = 0.08995 as in the
   release's ``tests/pairwise_tests.json``. Not the mid-p variant.
+- Sign test: two per-query values (fractions too: means over draws, a picker's expected hit),
+  the same exact binomial test on the queries where one is higher; with 0/1 values it is
+  McNemar's exact test.
 - Bootstrap: resample query indices with replacement (5,000 resamples, seed 20260510), take the
   mean of each resample, report the percentile interval. The release does not say which interval
   method or generator it used; this uses percentile intervals (numpy's default linear
@@ -25,11 +28,13 @@ __all__ = [
     "BOOTSTRAP_SEED",
     "BootstrapInterval",
     "McNemarResult",
+    "SignTest",
     "bootstrap_ci",
     "bootstrap_cis",
     "mcnemar_exact",
     "mcnemar_paired",
     "paired_bootstrap_diff",
+    "sign_test",
 ]
 
 BOOTSTRAP_RESAMPLES = 5000
@@ -112,6 +117,31 @@ def mcnemar_paired(a: ArrayLike, b: ArrayLike) -> McNemarResult:
         both=int(np.sum(hit_a & hit_b)),
         neither=int(np.sum(~hit_a & ~hit_b)),
         p_value=mcnemar_exact(a_only, b_only),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SignTest:
+    """An exact two-sided sign test of a against b over the same queries."""
+
+    a_higher: int
+    b_higher: int
+    ties: int
+    p_value: float
+
+
+def sign_test(a: ArrayLike, b: ArrayLike) -> SignTest:
+    """Exact sign test of two per-query vectors (queries where they are equal are left out);
+    on 0/1 vectors it is `mcnemar_paired`'s p."""
+    first, second = _paired(a, b)
+    difference = first - second
+    a_higher = int(np.sum(difference > 1e-12))
+    b_higher = int(np.sum(difference < -1e-12))
+    return SignTest(
+        a_higher=a_higher,
+        b_higher=b_higher,
+        ties=int(first.size) - a_higher - b_higher,
+        p_value=mcnemar_exact(a_higher, b_higher),
     )
 
 

@@ -21,16 +21,19 @@ from __future__ import annotations
 import io
 import math
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
     "FAMILY_MIN_EDITS",
+    "FAMILY_RULE",
     "FAMILY_SHARE",
     "STRUCTURAL_CAPTION",
     "code_token_ids",
+    "family_limit",
+    "near_clone_distances",
     "structural_order",
     "token_edit_distance",
 ]
@@ -40,9 +43,10 @@ FAMILY_SHARE = 0.3
 STRUCTURAL_CAPTION = (
     "structural: a picker that never runs code. From the top fetch_k it takes the top hit's"
     " near-clone family (snippets within a few token edits of it) and hands over the family's"
-    " edit-distance centre first. It exploits the pool's shape (every distractor is one edit"
-    " from its canonical, so the canonical is the centre); it is not verification."
+    " edit-distance centre first. It exploits the pool's shape (distractors that are near"
+    " clones of their canonical make the canonical the centre); it is not verification."
 )
+FAMILY_RULE = f"within max({FAMILY_MIN_EDITS}, {FAMILY_SHARE:.0%} of its tokens) token edits"
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
 
 
@@ -84,13 +88,30 @@ def token_edit_distance(a: NDArray[np.int64], b: NDArray[np.int64]) -> int:
     return int(previous[-1])
 
 
+def family_limit(size: int) -> int:
+    """The most token edits a near clone of a snippet of ``size`` tokens may be from it."""
+    return max(FAMILY_MIN_EDITS, math.ceil(FAMILY_SHARE * size))
+
+
+def near_clone_distances(pairs: Iterable[tuple[str, str]]) -> list[tuple[int, int]]:
+    """For each ``(canonical, distractor)`` pair, the token edit distance between them and the
+    family limit of the canonical (`family_limit`): a distractor is a near clone when the first
+    is at most the second."""
+    found = []
+    for canonical, distractor in pairs:
+        vocabulary: dict[str, int] = {}
+        a, b = code_token_ids(canonical, vocabulary), code_token_ids(distractor, vocabulary)
+        found.append((token_edit_distance(a, b), family_limit(a.size)))
+    return found
+
+
 def structural_order(codes: Sequence[str]) -> list[int]:
     """Indices of ``codes`` (in retrieval order) as the structural picker hands them over."""
     if not codes:
         return []
     vocabulary: dict[str, int] = {}
     tokens = [code_token_ids(code, vocabulary) for code in codes]
-    limit = max(FAMILY_MIN_EDITS, math.ceil(FAMILY_SHARE * tokens[0].size))
+    limit = family_limit(tokens[0].size)
     family = [0] + [
         i for i in range(1, len(codes)) if token_edit_distance(tokens[0], tokens[i]) <= limit
     ]

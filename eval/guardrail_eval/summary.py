@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from guardrail_eval.arms import Arm, ArmKind
 from guardrail_eval.build import describe_faults, read_build_report
+from guardrail_eval.headline import best_honest, headline
 from guardrail_eval.metrics import (
     AGENT_KEYS,
     RankedQuery,
@@ -38,13 +39,15 @@ from guardrail_eval.metrics import (
 from guardrail_eval.pool import DISTRACTOR_METADATA_FILE, EXECUTION_CACHE_FILE, OPTIONAL_FILES
 from guardrail_eval.poolcontext import module_text as shipped_module_text
 from guardrail_eval.runner import EvalRun
-from guardrail_eval.shortcuts import Candidate, ShortcutBaselines, shortcut_baselines
+from guardrail_eval.shortcuts import Candidate, picker_values, shortcut_baselines
 from guardrail_eval.stats import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
     bootstrap_cis,
     mcnemar_paired,
+    sign_test,
 )
+from guardrail_eval.structural import FAMILY_RULE, near_clone_distances
 from guardrail_eval.summary_models import (
     DIGITS,
     AgentShares,
@@ -59,6 +62,7 @@ from guardrail_eval.summary_models import (
     Interval,
     McNemar,
     Misses,
+    NearClones,
     PoolInfo,
     SettingsInfo,
     Summary,
@@ -117,8 +121,7 @@ def summarize(run: EvalRun, *, validation: ValidationSummary | None = None) -> S
         system_arms = [done[arm.name] for arm in system_run.arms]
         arms += system_arms
         sweep += [done[arm.name] for arm in system_run.sweep]
-        shortcuts = _shortcuts(run, system_run.ungated)
-        headlines.append(_with_shortcuts(_headline(system_arms), system_arms, shortcuts))
+        headlines.append(_shortcuts(run, system_run.ungated, system_run.arms, system_arms))
     return Summary(
         pool=PoolInfo(
             name=pool.name,
@@ -129,6 +132,7 @@ def summarize(run: EvalRun, *, validation: ValidationSummary | None = None) -> S
                 name: _UNUSED_BECAUSE[name] if pool.optional_files_used.get(name) else "absent"
                 for name in OPTIONAL_FILES
             },
+            near_clones=_near_clones(run),
         ),
         settings=SettingsInfo(
             fetch_k=settings.fetch_k,
@@ -136,6 +140,7 @@ def summarize(run: EvalRun, *, validation: ValidationSummary | None = None) -> S
             visible_tests=list(settings.visible_tests),
             draws=settings.draws,
             questions=settings.questions,
+            noisy_share=settings.noisy_share,
             sweep=settings.sweep,
             seed=settings.seed,
             ks=list(settings.ks),
@@ -221,6 +226,7 @@ def _arm_summary(
         name=arm.name,
         system=arm.system,
         kind=arm.kind.value,
+        role=arm.kind.role,
         gated=arm.gated,
         visible_tests=_visible(arm),
         questions=arm.questions,
@@ -247,10 +253,12 @@ def _arm_summary(
             nothing=round(view.nothing, _DIGITS),
         ),
         rank1_misses=Misses(
-            n_misses=misses.n_misses,
-            n_paired=misses.n_paired,
+            n_misses=round(misses.n_misses / arm.draws, _DIGITS),
+            n_paired=round(misses.n_paired / arm.draws, _DIGITS),
             paired_share=_rounded(misses.paired_share),
-            by_bug_type=misses.by_bug_type,
+            by_bug_type={
+                bug: round(count / arm.draws, _DIGITS) for bug, count in misses.by_bug_type.items()
+            },
         ),
     )
     if arm.gated:
@@ -328,10 +336,16 @@ def _asking(arm: Arm, ranked: list[RankedQuery]) -> Asking | None:
         ]
     )
     interval = bootstrap_cis({"silent": _by_draw(arm, silent_buggy).mean(axis=0)})["silent"]
+    asked = [o for o in outcomes if o.hidden_probe or o.questions or not o.silent]
+    hidden = [o for o in asked if o.hidden_probe]
+    wrong = [o.wrong_answers for o in outcomes if o.wrong_answers is not None]
     return Asking(
         silent_buggy=Interval.of(interval),
         questions_mean=round(float(np.mean([o.questions or 0 for o in outcomes])), _DIGITS),
         raised=round(float(np.mean([0.0 if o.silent else 1.0 for o in outcomes])), _DIGITS),
+        asked=round(len(asked) / len(outcomes), _DIGITS),
+        hidden_probe=round(len(hidden) / len(asked), _DIGITS) if asked else None,
+        wrong_answers_mean=round(float(np.mean(wrong)), _DIGITS) if wrong else None,
     )
 
 
@@ -356,48 +370,11 @@ def _gate_cost(arm: Arm) -> GateCostSummary:
     )
 
 
-def _headline(arms: Sequence[ArmSummary]) -> Headline:
-    """Thin tests first: ungated -> visible N -> N with one question -> the upper bound; then
-    the structural baseline, which never runs code (the first visible setting leads)."""
-    by_kind: dict[str, list[ArmSummary]] = {}
-    for arm in arms:
-        by_kind.setdefault(arm.kind, []).append(arm)
-    visible = by_kind.get("visible", [])[:1]
-    asked = [
-        arm
-        for arm in by_kind.get("ask", [])
-        if visible and arm.visible_tests == visible[0].visible_tests and arm.questions == 1
-    ]
-    chain = [*by_kind.get("ungated", []), *visible, *asked, *by_kind.get("upper-bound", [])]
-    structural = by_kind.get("structural", [])
-    system = arms[0].system
-
-    def shares(arm: ArmSummary) -> str:
-        label = arm.name.removeprefix(system + "+") if arm.kind != "ungated" else "ungated"
-        label = label.replace("upper-bound", "upper bound (all tests)")
-        text = f"{label} {arm.agent.correct:.1%} / {arm.agent.buggy:.1%} / {arm.agent.nothing:.1%}"
-        if arm.kind == "ask" and arm.asking is not None:
-            text += f" (silent buggy {arm.asking.silent_buggy.estimate:.1%})"
-        return text
-
-    text = (
-        f"{system}: acted on correct / acted on buggy / got nothing: "
-        + " -> ".join(shares(arm) for arm in chain)
-        + "".join(f"; {shares(arm)} (never runs code)" for arm in structural)
-    )
-    shown = [*chain, *structural]
-    return Headline(
-        system=system,
-        arms=[arm.name for arm in shown],
-        correct=[arm.agent.correct for arm in shown],
-        buggy=[arm.agent.buggy for arm in shown],
-        nothing=[arm.agent.nothing for arm in shown],
-        text=text,
-    )
-
-
-def _shortcuts(run: EvalRun, ungated: Arm) -> ShortcutBaselines:
-    """The shortcut pickers on the candidates the gate sees: the system's top ``fetch_k``."""
+def _shortcuts(
+    run: EvalRun, ungated: Arm, arms: Sequence[Arm], summaries: Sequence[ArmSummary]
+) -> Headline:
+    """The shortcut pickers on the candidates the gate sees (the system's top ``fetch_k``), the
+    best against the gate's best honest arm, and the system's headline."""
     texts: dict[str, str | None] = {}
 
     def module_text(corpus_id: str) -> str | None:
@@ -421,29 +398,33 @@ def _shortcuts(run: EvalRun, ungated: Arm) -> ShortcutBaselines:
         )
         for outcome in ungated.outcomes
     ]
-    return shortcut_baselines(queries, f"the top {fetch_k} of {ungated.system}")
-
-
-def _with_shortcuts(
-    headline: Headline, arms: Sequence[ArmSummary], shortcuts: ShortcutBaselines
-) -> Headline:
-    """The headline with the best shortcut beside it, saying plainly whether it beats the gate
-    without an oracle (every ``visible<N>`` arm)."""
-    visible = [arm for arm in arms if arm.kind == ArmKind.VISIBLE.value]
-    best = max(visible, key=lambda arm: arm.agent.correct, default=None)
-    share = shortcuts.best_exec_at_1
-    text = f"; best shortcut (runs no code) {shortcuts.best} {share:.1%} acted on correct"
-    wins = None
+    baselines = shortcut_baselines(queries, f"the top {fetch_k} of {ungated.system}")
+    best = best_honest(summaries)
+    test = None
     if best is not None:
-        wins = share >= best.agent.correct
-        gate = f"{best.name.removeprefix(headline.system + '+')} {best.agent.correct:.1%}"
-        text += (
-            f": the shortcut WINS over the gate without an oracle ({gate})"
-            if wins
-            else f", below the gate's {gate}"
-        )
-    return headline.model_copy(
-        update={"text": headline.text + text, "shortcuts": shortcuts, "shortcut_wins": wins}
+        (arm,) = [arm for arm in arms if arm.name == best.name]
+        gate = arm_vectors(arm, run)["agent_correct"]
+        test = sign_test(gate, picker_values(queries, baselines.best))
+    return headline(summaries, baselines, test)
+
+
+def _near_clones(run: EvalRun) -> NearClones | None:
+    """The paired distractors within the structural family distance of their canonical."""
+    pool = run.pool
+    pairs = [
+        (pool.canonical(query).code, pool.corpus[cid].code)
+        for query in pool.queries
+        for cid in query.paired_distractor_corpus_ids
+    ]
+    if not pairs:
+        return None
+    found = near_clone_distances(pairs)
+    return NearClones(
+        rule=f"a distractor {FAMILY_RULE} of its canonical",
+        n_distractors=len(found),
+        n_near=sum(1 for distance, limit in found if distance <= limit),
+        share=round(sum(1 for d, limit in found if d <= limit) / len(found), _DIGITS),
+        median_edits=float(np.median([distance for distance, _ in found])),
     )
 
 

@@ -21,13 +21,16 @@ __all__ = [
     "Interval",
     "McNemar",
     "Misses",
+    "NearClones",
     "PoolInfo",
     "SettingsInfo",
+    "ShortcutComparison",
     "Summary",
     "Ties",
 ]
 
-SUMMARY_VERSION = 4  # 2: faults; 3: validation; 4: arms by kind, draws, ties, asking, sweep
+SUMMARY_VERSION = 5  # 2: faults; 3: validation; 4: arms by kind, draws, ties, asking, sweep;
+# 5: roles, consensus and noisy-ask arms (ask -> oracle-ask), misses per draw, near clones
 DIGITS = 4
 
 
@@ -85,12 +88,14 @@ class AgentShares(BaseModel):
 
 
 class Misses(BaseModel):
-    """Rank-1 items that fail a test: how many, how many are the query's own distractors."""
+    """Rank-1 items that fail a test: how many, how many are the query's own distractors.
 
-    n_misses: int
-    n_paired: int
+    Counts are per draw (the mean over an arm's draws), never summed over draws."""
+
+    n_misses: float = Field(description="queries whose rank-1 item fails, mean over draws")
+    n_paired: float
     paired_share: float | None
-    by_bug_type: dict[str, int]
+    by_bug_type: dict[str, float]
 
 
 class BelowShare(BaseModel):
@@ -143,6 +148,15 @@ class Asking(BaseModel):
     )
     questions_mean: float = Field(description="questions asked and answered per query")
     raised: float = Field(description="share of queries whose final round raised a question")
+    asked: float = Field(description="share of queries where the gate raised a question")
+    hidden_probe: float | None = Field(
+        default=None,
+        description="of those, the share where the gate's own question was a hidden test's"
+        " input (never asked; None when it raised none)",
+    )
+    wrong_answers_mean: float | None = Field(
+        default=None, description="answers per query that were not the canonical's (noisy-ask)"
+    )
 
 
 class ArmSummary(BaseModel):
@@ -150,7 +164,13 @@ class ArmSummary(BaseModel):
 
     name: str
     system: str
-    kind: str = Field(description="ungated, structural, upper-bound, visible or ask")
+    kind: str = Field(
+        description="ungated, structural, upper-bound, visible, consensus, noisy-ask, oracle-ask"
+    )
+    role: str = Field(
+        description="retriever, baseline (runs no code), result (a deployed agent can have it)"
+        " or upper bound (it knows the ground truth: never a result)"
+    )
     gated: bool
     visible_tests: str | None = Field(description="'all' for the upper bound, N for visible/ask")
     questions: int | None = None
@@ -169,8 +189,23 @@ class ArmSummary(BaseModel):
     vs_ungated: Comparison | None = None
 
 
+class ShortcutComparison(BaseModel):
+    """The gate's best honest arm against the best shortcut, query by query (exact sign test
+    on acted-on-correct: per-query means over draws against the picker's expected hit)."""
+
+    gate_arm: str
+    shortcut: str
+    gate_correct: float
+    shortcut_correct: float
+    gate_higher: int = Field(description="queries where the gate acted on correct more often")
+    shortcut_higher: int
+    ties: int
+    p_value: float
+
+
 class Headline(BaseModel):
-    """The main job's answer for one system: correct / buggy / nothing along the arms."""
+    """The main job's answer for one system: correct / buggy / nothing along the honest arms
+    (wrapped at 80 columns between segments); the upper bounds on a line of their own."""
 
     system: str
     arms: list[str]
@@ -183,9 +218,24 @@ class Headline(BaseModel):
     )
     shortcut_wins: bool | None = Field(
         default=None,
-        description="the best shortcut acts on correct code at least as often as every gate arm"
-        " without an oracle (visible<N>)",
+        description="the best shortcut acts on correct code at least as often as every honest"
+        " gate arm (visible<N>, consensus, noisy-ask)",
     )
+    versus_shortcut: ShortcutComparison | None = None
+    upper_bounds: str | None = Field(
+        default=None, description="the oracle arms and the gate with all tests: not results"
+    )
+
+
+class NearClones(BaseModel):
+    """How many paired distractors are near clones of their canonical (within the structural
+    picker's family distance), which is what the structural caption rests on."""
+
+    rule: str
+    n_distractors: int
+    n_near: int
+    share: float | None
+    median_edits: float | None
 
 
 class PoolInfo(BaseModel):
@@ -194,6 +244,7 @@ class PoolInfo(BaseModel):
     n_queries: int
     n_corpus: int
     optional_files: dict[str, str]
+    near_clones: NearClones | None = None
 
 
 class SettingsInfo(BaseModel):
@@ -202,6 +253,7 @@ class SettingsInfo(BaseModel):
     visible_tests: list[int]
     draws: int
     questions: int
+    noisy_share: float
     sweep: bool
     seed: int
     ks: list[int]

@@ -35,19 +35,26 @@ def summary_tables(summary: Summary) -> list[Table]:
                 f"{one_line(system)} on {one_line(summary.pool.name)}:"
                 f" {summary.pool.n_queries} queries, {summary.pool.n_corpus} snippets"
             ),
-            caption=escape("[95% bootstrap interval]; visible arms: means over draws"),
+            caption=escape(
+                "[95% bootstrap interval]; visible arms: means over draws;"
+                " * an upper bound (it knows the answers), not a result"
+            ),
             box=box.SIMPLE_HEAD,
+            pad_edge=False,
         )
         table.add_column("arm", no_wrap=True, max_width=24)
-        for header in ["acted on\ncorrect", "acted on\nbuggy", "got\nnothing", "gate ms\np50/p95"]:
+        headers = ["acted on\ncorrect", "acted on\nbuggy", "got\nnothing", "silent\nbuggy"]
+        for header in [*headers, "gate ms\np50/p95"]:
             table.add_column(header, justify="right", no_wrap=True)
         for arm in (arm for arm in summary.arms if arm.system == system):
-            cost = arm.gate_cost
+            cost, asking = arm.gate_cost, arm.asking
+            bound = " *" if arm.role == "upper bound" else ""
             table.add_row(
-                cell(arm.name.removeprefix(system) or "ungated"),
+                cell(arm.name.removeprefix(system) or "ungated") + bound,
                 _cell(arm.intervals["agent_correct"]),
                 _cell(arm.intervals["agent_buggy"]),
                 _cell(arm.intervals["agent_nothing"]),
+                f"{asking.silent_buggy.estimate:.1%}" if asking else "-",
                 f"{cost.latency_p50_ms:.0f}/{cost.latency_p95_ms:.0f}" if cost else "-",
             )
         tables.append(table)
@@ -56,7 +63,7 @@ def summary_tables(summary: Summary) -> list[Table]:
 
 def _cell(interval: Interval) -> str:
     """A share over its interval, on two lines so the table stays narrow."""
-    return f"{interval.estimate:.1%}\n[{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
+    return f"{interval.estimate:.1%}\n[{100 * interval.low:.0f},{100 * interval.high:.0f}]"
 
 
 def mutation_table(report: BuildReport) -> Table:

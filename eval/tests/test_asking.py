@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from guardrail.cache import VerdictCache
-from guardrail.gate import Candidate, Gate
+from guardrail.gate import Candidate
 from guardrail.sandbox.docker import DockerSandbox
 from guardrail.spec import Spec
-from guardrail_eval.asking import ask_rounds
+from guardrail_eval.answerers import noisy_answerer, probe_key
+from guardrail_eval.asking import RecordingGate, ask_rounds
 from guardrail_eval.pool import Pool, load_pool
 
 pytestmark = pytest.mark.docker
@@ -22,9 +23,9 @@ RELEASE = Path(__file__).parent / "fixtures" / "release"
 @pytest.fixture(scope="module")
 def asking_gate(
     docker_sandbox: DockerSandbox, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Gate]:
+) -> Iterator[RecordingGate]:
     cache = VerdictCache(tmp_path_factory.mktemp("ask-cache") / "verdicts.sqlite")
-    yield Gate(docker_sandbox, cache=cache, ask=False)  # ask_rounds asks regardless
+    yield RecordingGate(docker_sandbox, cache=cache, ask=False)  # ask_rounds asks regardless
     cache.close()
 
 
@@ -36,7 +37,7 @@ def _candidates(pool: Pool, query_index: int) -> tuple[list[Candidate], str]:
 
 
 def test_answered_questions_leave_the_canonical_alone_on_the_fixture_pool(
-    asking_gate: Gate,
+    asking_gate: RecordingGate,
 ) -> None:
     pool = load_pool(RELEASE)
     asked = 0
@@ -60,7 +61,9 @@ def test_answered_questions_leave_the_canonical_alone_on_the_fixture_pool(
     assert asked >= 10  # the thin specs left several verified: the questions did the work
 
 
-def test_rounds_stop_at_the_cap_with_the_last_question_unanswered(asking_gate: Gate) -> None:
+def test_rounds_stop_at_the_cap_with_the_last_question_unanswered(
+    asking_gate: RecordingGate,
+) -> None:
     pool = load_pool(RELEASE)
     query = pool.queries[1]  # clamp: four distractors, three pass its first test
     candidates, _ = _candidates(pool, 1)
@@ -70,7 +73,7 @@ def test_rounds_stop_at_the_cap_with_the_last_question_unanswered(asking_gate: G
     assert len(only.result.kept) > 1
 
 
-def test_an_oracle_that_cannot_be_judged_stops_the_asking(asking_gate: Gate) -> None:
+def test_an_oracle_that_cannot_be_judged_stops_the_asking(asking_gate: RecordingGate) -> None:
     pool = load_pool(RELEASE)
     query = pool.queries[1]
     candidates, _ = _candidates(pool, 1)
@@ -82,3 +85,34 @@ def test_an_oracle_that_cannot_be_judged_stops_the_asking(asking_gate: Gate) -> 
     assert rounds[0].answer.kind == "unjudged"
     with pytest.raises(ValueError, match="at least 0"):
         ask_rounds(asking_gate, candidates, spec, oracle, -1)
+
+
+def test_a_hidden_tests_input_is_never_asked_and_a_noisy_answer_is_another_candidates(
+    asking_gate: RecordingGate,
+) -> None:
+    pool = load_pool(RELEASE)
+    query = pool.queries[1]
+    candidates, _ = _candidates(pool, 1)
+    spec = Spec.build(query.test_suite[:1], pool.entry_point(query), query.test_setup)
+    canonical = pool.canonical(query).code
+    (free,) = ask_rounds(asking_gate, candidates, spec, canonical, 0)
+    assert free.question is not None and free.probing is not None
+    assert free.gate_question == free.question
+    banned = frozenset({probe_key(free.question.probe)})
+    (kept,) = ask_rounds(asking_gate, candidates, spec, canonical, 0, excluded=banned)
+    assert kept.gate_question == free.question  # the gate's own question is kept beside
+    assert kept.question is not None and probe_key(kept.question.probe) not in banned
+    assert kept.probing is not None  # the same runs, read again (the verdict cache)
+    assert (kept.probing.probes, kept.probing.observations) == (
+        free.probing.probes,
+        free.probing.observations,
+    )
+    # an answerer that always answers wrongly gives another answer the candidates gave
+    wrong = ask_rounds(
+        asking_gate, candidates, spec, canonical, 1, answerer=noisy_answerer(1.0, 0, "q")
+    )
+    first = wrong[0]
+    assert first.answer is not None and first.truth is not None and first.wrong
+    assert first.question is not None
+    given = {answer.observation.key for answer in first.question.answers}
+    assert first.answer.key in given and first.answer.key != first.truth.key

@@ -41,23 +41,29 @@ def test_eval_of_a_pool_folder_writes_every_output(tmp_path: Path) -> None:
         app, [*arguments, "--visible-tests", "1", "--draws", "2", "--questions", "1"]
     )
     assert result.exit_code == 0, result.output
-    headline = result.stdout.splitlines()[0]
+    lines = result.stdout.splitlines()
+    ends = [i for i, line in enumerate(lines) if "upper bounds (they know the answers" in line]
+    assert ends, result.stdout
+    headline = " ".join(line.strip() for line in lines[: ends[0]])
     assert headline.startswith("bm25: acted on correct / acted on buggy / got nothing: ungated")
-    assert "-> upper bound (all tests) 100.0% / 0.0% / 0.0%" in headline
+    bounds = " ".join(line.strip() for line in lines[ends[0] : ends[0] + 3])
+    assert all(len(line) <= 80 for line in lines[: ends[0] + 1])  # wrapped between segments
+    assert "upper" not in headline and "oracle" not in headline  # upper bounds stand apart
+    assert "all tests 100.0% / 0.0% / 0.0%" in bounds and "visible1+oracle-ask1 " in bounds
     assert "+visible1" in result.stdout and "+upper-bound" in result.stdout
     names = sorted(p.name for p in (out / "results").iterdir())
     expected = [
-        "bm25+structural", "bm25+upper-bound", "bm25+visible1", "bm25+visible1+ask1", "bm25"
+        "bm25", "bm25+structural", "bm25+upper-bound", "bm25+visible1", "bm25+visible1+consensus",
+        "bm25+visible1+noisy-ask1", "bm25+visible1+oracle-ask1",
     ]  # fmt: skip
     assert names == sorted(f"{name}.json" for name in expected)
     for name in names:
         results = load_results(out / "results" / name)
         assert results.metrics == recompute_metrics(results, rounded=True)
     summary = json.loads((out / "summary.json").read_text())
-    assert [arm["name"] for arm in summary["arms"]] == [
-        "bm25", "bm25+structural", "bm25+upper-bound", "bm25+visible1", "bm25+visible1+ask1"
-    ]  # fmt: skip
-    assert "-> visible1+ask1 " in headline and "(silent buggy " in headline
+    assert [arm["name"] for arm in summary["arms"]] == expected
+    assert "-> visible1+noisy-ask1 " in headline and "(silent buggy " in headline
+    assert "-> visible1+consensus " in headline and "sign test p = " in headline
     assert summary["arms"][3]["draws"] == 2
     assert (out / "report.md").is_file() and (out / "report.html").is_file()
 
@@ -89,11 +95,13 @@ def test_no_arguments_runs_the_builtin_pool_dense_and_gated(
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].startswith("dense-minilm: acted on correct / acted on buggy / got nothing:")
-    assert " -> visible1 " in lines[0] and " -> upper bound (all tests) " in lines[0]
-    assert "(never runs code)" in lines[0]
+    headline = " ".join(line.strip() for line in lines[:16])
+    assert " -> visible1 " in headline and " -> visible1+consensus " in headline
+    assert "(runs no code)" in headline and "dense-minilm upper bounds" in headline
     assert f"dense-minilm on builtin: {small_builtin} queries" in result.stdout
-    for arm in ["ungated", "+structural", "+upper-bound", "+visible1"]:
-        assert f"  {arm} " in result.stdout
+    rows = {line.split()[0] for line in lines if line.startswith(" ") and line.strip()}
+    for arm in ["ungated", "+structural", "+upper-bound", "+visible1", "+visible1+consensus"]:
+        assert arm in rows, arm
     assert (cache_dir / "eval-index").is_dir()  # the dense index is kept for the next run
     again = runner.invoke(app, ["eval"])
     assert again.exit_code == 0, again.output

@@ -17,9 +17,11 @@ from guardrail_eval.errors import OutputError
 from guardrail_eval.metrics import compute_metrics, release_rounded, round_metrics
 from guardrail_eval.pool import load_pool
 from guardrail_eval.report import render_html, render_markdown, write_outputs
-from guardrail_eval.results import load_results, recompute_metrics
+from guardrail_eval.results import QueryResult, load_results, recompute_metrics
 from guardrail_eval.runner import EvalRun, EvalSettings, run_eval
-from guardrail_eval.structural import structural_order
+from guardrail_eval.shortcuts import Candidate, picker_values
+from guardrail_eval.stats import sign_test
+from guardrail_eval.structural import near_clone_distances, structural_order
 from guardrail_eval.summary import Summary, summarize
 from guardrail_eval.systems import BM25System, ReplaySystem, RetrievalSystem
 from guardrail_eval.ties import tied
@@ -30,7 +32,8 @@ pytestmark = pytest.mark.docker
 FIXTURES = Path(__file__).parent / "fixtures"
 RELEASE = FIXTURES / "release"
 RESULTS = RELEASE / "results" / "fixture__toy-minilm.json"
-ARMS = ["", "+structural", "+upper-bound", "+visible1", "+visible1+ask1", "+visible1+ask2"]
+ARMS = ["", "+structural", "+upper-bound", "+visible1", "+visible1+consensus"]
+ARMS += [f"+visible1+{who}-ask{q}" for who in ("noisy", "oracle") for q in (1, 2)]
 SWEEP = [f"+visible{n}" for n in range(2, 6)]  # the fixture's suites have 5 tests
 RESULT_FILES = [
     f"results/{system}{arm}.json"
@@ -144,12 +147,23 @@ def test_summary_statistics(summary: Summary, out: Path) -> None:
     assert visible.gate_cost is not None and len(visible.gate_cost.latencies_ms) == 9
     assert visible.gate_cost.queries_with_hidden_tests == 9
     assert visible.draw_means is not None and len(visible.draw_means["exec@1"]) == 3
-    assert summary.headlines[1].text.startswith(
+    text = _flat(summary.headlines[1].text)
+    assert text.startswith(
         "fixture__toy-minilm: acted on correct / acted on buggy / got nothing: ungated 33.3% /"
         " 66.7% / 0.0% -> visible1 "
     )
-    assert "-> upper bound (all tests) 100.0% / 0.0% / 0.0%" in summary.headlines[1].text
+    assert "upper" not in text and "oracle" not in text  # upper bounds are never the result
+    bounds = summary.headlines[1].upper_bounds
+    assert bounds is not None and "all tests 100.0% / 0.0% / 0.0%" in _flat(bounds)
+    assert "visible1+oracle-ask1 " in _flat(bounds)
+    for headline in summary.headlines:
+        for line in [*headline.text.splitlines(), *(headline.upper_bounds or "").splitlines()]:
+            assert len(line) <= 80 and not line.endswith("->"), line
     assert summary.bootstrap["resamples"] == 5000 and summary.bootstrap["seed"] == 20260510
+
+
+def _flat(text: str) -> str:
+    return " ".join(line.strip() for line in text.splitlines())
 
 
 def test_html_report_is_self_contained_with_five_plots(out: Path) -> None:
@@ -272,7 +286,7 @@ def test_the_html_report_never_runs_off_the_page(out: Path) -> None:
 
 def test_ask_arms_follow_the_rounds_and_silent_buggy_recomputes(run: EvalRun, out: Path) -> None:
     arms = {arm.name: arm for arm in run.arms}
-    visible, one, two = (arms[f"bm25+visible1{a}"] for a in ("", "+ask1", "+ask2"))
+    visible, one, two = (arms[f"bm25+visible1{a}"] for a in ("", "+oracle-ask1", "+oracle-ask2"))
     for zero, first, second in zip(visible.outcomes, one.outcomes, two.outcomes, strict=True):
         assert zero.visible == first.visible == second.visible  # the same draw of tests
         assert zero.questions == 0 and second.questions is not None
@@ -285,7 +299,7 @@ def test_ask_arms_follow_the_rounds_and_silent_buggy_recomputes(run: EvalRun, ou
     assert any(outcome.questions for outcome in two.outcomes)  # the oracle answered some
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     for arm in summary["arms"]:
-        if arm["kind"] not in {"visible", "ask"}:
+        if arm["kind"] not in {"visible", "consensus", "noisy-ask", "oracle-ask"}:
             assert arm["asking"] is None
             continue
         results = load_results(out / arm["results_file"])
@@ -296,8 +310,18 @@ def test_ask_arms_follow_the_rounds_and_silent_buggy_recomputes(run: EvalRun, ou
         ]  # fmt: skip
         share = round(sum(silent_buggy) / len(silent_buggy), 4)
         assert arm["asking"]["silent_buggy"]["estimate"] == share, arm["name"]
-        asked = [q.model_extra["questions"] for q in results.per_query if q.model_extra]
+        extras = [q.model_extra or {} for q in results.per_query]
+        asked = [extra["questions"] for extra in extras]
         assert arm["asking"]["questions_mean"] == round(sum(asked) / len(asked), 4)
+        raised = [e for e in extras if e["hidden_probe"] or e["questions"] or not e["silent"]]
+        assert arm["asking"]["asked"] == round(len(raised) / len(extras), 4)
+        hidden = sum(1 for e in raised if e["hidden_probe"])
+        hidden_share = round(hidden / len(raised), 4) if raised else None
+        assert arm["asking"]["hidden_probe"] == hidden_share, arm["name"]
+        wrong = [e["wrong_answers"] for e in extras if "wrong_answers" in e]
+        assert (arm["kind"] == "noisy-ask") is bool(wrong)
+        if wrong:
+            assert arm["asking"]["wrong_answers_mean"] == round(sum(wrong) / len(wrong), 4)
 
 
 def test_tie_counts_are_those_of_the_retrievers_scores(run: EvalRun, summary: Summary) -> None:
@@ -350,11 +374,84 @@ def test_the_best_shortcut_stands_beside_the_gate_and_says_when_it_wins(
             (
                 arm
                 for arm in summary.arms
-                if arm.system == headline.system and arm.kind == "visible"
+                if arm.system == headline.system
+                and arm.kind in {"visible", "consensus", "noisy-ask"}
             ),
             key=lambda arm: arm.agent.correct,
         )
+        assert best.role == "result"
         assert headline.shortcut_wins is (shortcuts.best_exec_at_1 >= best.agent.correct)
-        said = f"best shortcut (runs no code) {shortcuts.best} {shortcuts.best_exec_at_1:.1%}"
-        assert said in headline.text
-        assert ("the shortcut WINS over the gate" in headline.text) is headline.shortcut_wins
+        text = _flat(headline.text)
+        said = f"best shortcut {shortcuts.best} {shortcuts.best_exec_at_1:.1%} acted on correct"
+        assert said in text
+        assert ("the shortcut WINS over the gate" in text) is headline.shortcut_wins
+        versus = headline.versus_shortcut
+        assert versus is not None and versus.gate_arm == best.name
+        assert f"(sign test p = {versus.p_value:.3g})" in text
+
+
+def test_the_honest_arms_and_the_shortcut_test_recompute_from_the_files(out: Path) -> None:
+    pool = load_pool(RELEASE)
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    arms = {arm["name"]: arm for arm in summary["arms"]}
+    by_id = {query.query_id: query for query in pool.queries}
+
+    def entries(name: str) -> list[QueryResult]:
+        return load_results(out / arms[name]["results_file"]).per_query
+
+    for system in ("bm25", "fixture__toy-minilm"):
+        # consensus reorders what the gate kept, and only when the gate saw a disagreement
+        plain, voted = entries(f"{system}+visible1"), entries(f"{system}+visible1+consensus")
+        for a, b in zip(plain, voted, strict=True):
+            ids_a = [item.corpus_id for item in a.ranked()]
+            ids_b = [item.corpus_id for item in b.ranked()]
+            assert sorted(ids_a) == sorted(ids_b)
+            if (b.model_extra or {})["silent"]:
+                assert ids_a == ids_b
+        # a noisy answerer that was never wrong took the oracle's path
+        for q in (1, 2):
+            noisy, oracle = (entries(f"{system}+visible1+{w}-ask{q}") for w in ("noisy", "oracle"))
+            for a, b in zip(noisy, oracle, strict=True):
+                if (a.model_extra or {})["wrong_answers"] == 0:
+                    assert [i.corpus_id for i in a.ranked()] == [i.corpus_id for i in b.ranked()]
+        # misses are per draw, never summed over draws
+        for name in (f"{system}+visible1", f"{system}+visible1+oracle-ask2"):
+            arm, got = arms[name], entries(name)
+            misses = sum(1 for e in got if e.top_results and not e.ranked()[0].passes_all_tests)
+            assert arm["rank1_misses"]["n_misses"] == round(misses / arm["draws"], 4)
+        # the gate's best honest arm against the best shortcut, query by query
+        (headline,) = [h for h in summary["headlines"] if h["system"] == system]
+        versus = headline["versus_shortcut"]
+        assert arms[versus["gate_arm"]]["role"] == "result"
+        candidates = [
+            (
+                by_id[entry.query_id],
+                [
+                    Candidate(i.corpus_id, pool.corpus[i.corpus_id].code, i.passes_all_tests)
+                    for i in entry.ranked()[:10]
+                ],
+            )
+            for entry in load_results(out / f"results/{system}.json").per_query
+        ]
+        shortcut = picker_values(candidates, versus["shortcut"])
+        gate_arm, got = arms[versus["gate_arm"]], entries(versus["gate_arm"])
+        n = gate_arm["n_queries"]
+        hits = [1.0 if e.top_results and e.ranked()[0].passes_all_tests else 0.0 for e in got]
+        gate = [sum(hits[d * n + i] for d in range(gate_arm["draws"])) / gate_arm["draws"]
+                for i in range(n)]  # fmt: skip
+        test = sign_test(gate, shortcut)
+        assert (versus["gate_higher"], versus["shortcut_higher"]) == (test.a_higher, test.b_higher)
+        assert versus["p_value"] == test.p_value
+    # the structural caption says what this pool is, not what mutation pools usually are
+    near = summary["pool"]["near_clones"]
+    distances = near_clone_distances(
+        (pool.canonical(query).code, pool.corpus[cid].code)
+        for query in pool.queries
+        for cid in query.paired_distractor_corpus_ids
+    )
+    assert near["n_distractors"] == len(distances)
+    assert near["n_near"] == sum(1 for d, limit in distances if d <= limit)
+    text = (out / "report.md").read_text(encoding="utf-8")
+    assert f"In this pool {near['n_near']} of {near['n_distractors']} paired distractors" in text
+    assert "an UPPER BOUND on a careful user, not a result" in text
+    assert "MBR-exec" in text and "sign test p" in text
