@@ -7,7 +7,9 @@
    service (`RemoteGate.verify`) and in-process (`Gate.verify`), rounds interleaved;
 3. 1, 2, 4, 8 and 16 concurrent loopback clients, each sending one cold candidate at a time
    for ``--seconds`` (bounded): throughput and p50/p95 latency, throughput as a ratio to one
-   client. Service and in-process gate both have a pool of 2 containers.
+   client; then again with candidates that each sleep 100 ms in their container, where the
+   pool's width (2 containers), not the 2 cores, bounds throughput: N clients should reach
+   min(N, 2)x. Service and in-process gate both have a pool of 2 containers.
 
 The service is a real ``guardrail serve`` subprocess (its own pool, cache and open index).
 Prints median, p95, min, max and IQR per way and ratios; the machine is shared, so read the
@@ -54,9 +56,10 @@ HEADER = (
 )
 
 
-def candidate(n: int, tag: str) -> str:
+def candidate(n: int, tag: str, sleep_s: float = 0.0) -> str:
     body = ("x * x", "x + x", "abs(x) * x", "x ** 2")[n % 4]
-    return f"def square(x):\n    # {tag} {n}\n    return {body}\n"
+    wait = f"    __import__('time').sleep({sleep_s})\n" if sleep_s else ""
+    return f"def square(x):\n    # {tag} {n}\n{wait}    return {body}\n"
 
 
 def build_index(path: Path) -> None:
@@ -163,7 +166,9 @@ def cold_gate(remote: RemoteGate, gate: Gate, rounds: int) -> None:
     print(summary("service (RemoteGate.verify)", times["service"], reference))
 
 
-def client_process(url: str, tag: str, seconds: float, go: Any, results: Any) -> None:
+def client_process(
+    url: str, tag: str, seconds: float, go: Any, results: Any, sleep_s: float
+) -> None:
     """One client in a process of its own: when ``go`` is set, cold candidates (``tag`` makes
     each text new) one at a time for ``seconds``; its latencies go to ``results``."""
     remote = RemoteGate(url, token=TOKEN)
@@ -172,19 +177,20 @@ def client_process(url: str, tag: str, seconds: float, go: Any, results: Any) ->
     latencies: list[float] = []
     stop = time.monotonic() + seconds
     while time.monotonic() < stop:
-        code = candidate(len(latencies), f"{tag}-{len(latencies)}")
+        code = candidate(len(latencies), f"{tag}-{len(latencies)}", sleep_s)
         latencies.append(timed(functools.partial(remote.verify, [code], SPEC)))
     remote.close()
     results.put(latencies)
 
 
-def one_level(url: str, clients: int, seconds: float) -> tuple[list[float], float]:
+def one_level(url: str, clients: int, seconds: float, sleep_s: float) -> tuple[list[float], float]:
     """Latencies and wall time of ``clients`` client processes started together."""
     context = multiprocessing.get_context("spawn")  # nothing of this process in the clients
     go, results = context.Event(), context.Queue()
     processes = [
         context.Process(
-            target=client_process, args=(url, f"conc-{uuid.uuid4().hex}", seconds, go, results)
+            target=client_process,
+            args=(url, f"conc-{uuid.uuid4().hex}", seconds, go, results, sleep_s),
         )
         for _ in range(clients)
     ]
@@ -201,15 +207,18 @@ def one_level(url: str, clients: int, seconds: float) -> tuple[list[float], floa
     return latencies, wall
 
 
-def concurrency(url: str, seconds: float) -> None:
-    print(f"\n3. concurrent clients (a process each), one cold candidate per request, {seconds:g} s"
-          " each level")  # fmt: skip
+def concurrency(url: str, seconds: float, sleep_s: float = 0.0) -> None:
+    """Throughput by client count; ``sleep_s`` makes each candidate wait that long in its
+    container, so the pool's width, not the 2 cores, is what can limit it."""
+    what = f"each sleeping {sleep_s * 1000:g} ms in its container" if sleep_s else "trivial"
+    print(f"\n3. concurrent clients (a process each), one cold candidate per request ({what}),"
+          f" {seconds:g} s each level")  # fmt: skip
     print(
         f"{'clients':>8s} {'requests':>9s} {'req/s':>8s} {'p50 ms':>8s} {'p95 ms':>8s} {'vs 1':>6s}"
     )
     base = None
     for clients in (1, 2, 4, 8, 16):
-        latencies, wall = one_level(url, clients, seconds)
+        latencies, wall = one_level(url, clients, seconds, sleep_s)
         rate = len(latencies) / wall
         base = base or rate
         ordered = sorted(latencies)
@@ -241,6 +250,7 @@ def main() -> None:
             cached_search(remote, url, root / "index", gate, options.rounds, env)
             cold_gate(remote, gate, max(5, options.rounds // 2))
             concurrency(url, options.seconds)
+            concurrency(url, options.seconds, sleep_s=0.1)
             print(f"load average {os.getloadavg()[0]:.1f} after")
         finally:
             remote.close()
