@@ -108,7 +108,16 @@ def audit_snippets(
         "cluster": round(clustered - read, 3),
         "run": round(ran - clustered, 3),
     }
-    return AuditReport(target=target, counts=counts, findings=tuple(findings), seconds=seconds)
+    not_compared = sorted(
+        result.not_compared, key=lambda n: (n.category, n.left.identity, n.right.identity)
+    )
+    return AuditReport(
+        target=target,
+        counts=counts,
+        findings=tuple(findings),
+        seconds=seconds,
+        not_compared=tuple(not_compared),
+    )
 
 
 def _is_under(path: Path, folder: Path) -> bool:

@@ -62,7 +62,7 @@ from guardrail.safetext import cell, dumps_json
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from guardrail.audit import AuditProgress, AuditReport, Site
+    from guardrail.audit import AuditProgress, AuditReport, Place
     from guardrail.index import TreeSplit
 
 __all__ = ["app"]
@@ -248,6 +248,8 @@ def tree(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
         _write_reports(report, json_file, sarif_file, html_file)
     print_skips(split)
     console.print(_table(report))
+    if report.not_compared:
+        console.print(_not_compared_table(report))
     if fail_on is not FailOn.NEVER:
         from guardrail.audit import Severity
 
@@ -345,6 +347,9 @@ def _table(report: AuditReport) -> Table:
         f" clusters, {counts.pairs_run} pairs run ({counts.sandbox_runs} sandbox runs):"
         f" {len(report.findings)} findings"
     )
+    if counts.pairs_not_run:
+        why = ", ".join(f"{n} {category}" for category, n in counts.pairs_not_run.items())
+        caption += f"; {sum(counts.pairs_not_run.values())} pairs not compared ({why})"
     table = Table(title=cell(f"guardrail audit: {report.target}"), caption=cell(caption, limit=600))
     for column in ("severity", "left", "right", "diverging input", "outputs"):
         table.add_column(column, overflow="fold")
@@ -361,8 +366,27 @@ def _table(report: AuditReport) -> Table:
     return table
 
 
-def _side(site: Site) -> Text:
+_NOT_COMPARED_ROWS = 50  # rows shown; every one is in --json, --sarif and --html
+
+
+def _not_compared_table(report: AuditReport) -> Table:
+    """The pairs that were not compared, each with its reason (never a silent "same")."""
+    shown = report.not_compared[:_NOT_COMPARED_ROWS]
+    left_out = len(report.not_compared) - len(shown)
+    caption = f"{left_out} more in --json/--sarif/--html" if left_out else None
+    table = Table(title="not compared", caption=caption)
+    for column in ("left", "right", "not compared: reason"):
+        table.add_column(column, overflow="fold")
+    for pair in shown:
+        table.add_row(_side(pair.left), _side(pair.right), cell(pair.reason, limit=600))
+    return table
+
+
+def _side(site: Place) -> Text:
     """Name, then ``file:line (own tests)`` on a line of its own; both plain text."""
-    return Text.assemble(
-        cell(site.qualified_name), "\n", cell(f"{site.file}:{site.line} ({site.tests})", "dim")
-    )
+    from guardrail.audit import Site
+
+    where = f"{site.file}:{site.line}"
+    if isinstance(site, Site):
+        where += f" ({site.tests})"
+    return Text.assemble(cell(site.qualified_name), "\n", cell(where, "dim"))
