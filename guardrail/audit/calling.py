@@ -19,7 +19,8 @@ setup) before the judge's observer records it:
   iterator) is drained: at most `DRAIN_LIMIT` items, one ``next`` each, then one more to learn
   whether it was exhausted. What is compared is ``(items, ending)``, where the ending is
   ``exhausted``, ``more`` (an infinite or long iterator: equal prefixes are equal, never a
-  divergence) or the name of the exception raised while draining;
+  divergence) or the name of the exception raised while draining; an exception before the first
+  item is the call's own (``raises X``, as for a copy that checks its arguments eagerly);
 * anything else is left as it is: plain data is observed, a candidate object that is not its own
   iterator cannot be observed (unjudged, with the judge's reason).
 
@@ -105,6 +106,8 @@ def {SETTLE}(value, depth=0):
                 break
             items.append(item)
     except Exception as exc:
+        if not items:  # before its first item: what an eager copy raising at once does
+            raise
         name = "".join(c for c in type(exc).__name__ if c.isalnum() or c == "_")[:100]
         ending = "raises " + name
     return ({DRAINED!r}, ending, items)
