@@ -29,8 +29,9 @@ import pytest
 from sarif_check import validate_sarif
 from typer.testing import CliRunner
 
-from guardrail.audit.calling import DRAIN_LIMIT, callee_of
+from guardrail.audit.calling import DRAIN_LIMIT, accepts, callee_of
 from guardrail.cli.app import app
+from guardrail.probes import Probe
 
 SHAPES = Path(__file__).parent / "snippets" / "audit_shapes"
 runner = CliRunner()
@@ -197,3 +198,25 @@ def test_how_each_shape_is_called(code: str, qualified_name: str, expected: str)
     assert (callee if isinstance(callee, str) else callee.expression) == expected
     if not isinstance(callee, str) and "self" in code:
         assert "self" not in callee.signature_code  # no input is generated for it
+
+
+@pytest.mark.parametrize(
+    ("code", "args", "kwargs", "expected"),
+    [
+        ("def f(a, b=1):\n    pass\n", ("1",), (), True),
+        ("def f(a, b=1):\n    pass\n", ("1", "2", "3"), (), False),
+        ("def f(a, b):\n    pass\n", ("1",), (), False),  # a required argument left out
+        ("def f(a, b):\n    pass\n", ("1",), (("b", "2"),), True),
+        ("def f(a, b):\n    pass\n", ("1",), (("a", "2"),), False),  # given twice
+        ("def f(a, /, b):\n    pass\n", (), (("a", "1"), ("b", "2")), False),  # positional only
+        ("def f(*xs, k):\n    pass\n", ("1", "2"), (), False),  # keyword-only k missing
+        ("def f(*xs, k=0, **rest):\n    pass\n", ("1", "2"), (("z", "3"),), True),
+    ],
+)
+def test_an_input_is_tried_only_where_it_binds(
+    code: str, args: tuple[str, ...], kwargs: tuple[tuple[str, str], ...], expected: bool
+) -> None:
+    callee = callee_of(code, "f", "f")
+    assert not isinstance(callee, str)
+    probe = Probe(entry_point="f", args=args, kwargs=kwargs, origin="guess")
+    assert accepts(callee, probe) is expected

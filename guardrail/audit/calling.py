@@ -49,6 +49,7 @@ __all__ = [
     "SETTLE",
     "SETTLE_SETUP",
     "Callee",
+    "accepts",
     "callee_of",
     "describe",
     "observations",
@@ -165,6 +166,35 @@ def callee_of(code: str, qualified_name: str, entry_point: str) -> Callee | str:
     direct = static or "classmethod" in decorators
     through = f"{owner}.{name}" if direct else f"{_INSTANCE}({owner}).{name}"
     return Callee(through, owner, name, unbound)
+
+
+def accepts(callee: Callee, probe: Probe) -> bool:
+    """Whether ``probe``'s arguments bind to the callee's parameters (as Python would bind
+    them, from its text): an input one copy cannot even take tells a different signature, not a
+    different behaviour, so a pair is compared only on inputs both take. True when the text
+    does not say (it does not parse)."""
+    node = _definition(callee.signature_code)
+    if isinstance(node, str):
+        return True
+    given = node.args
+    positional = [a.arg for a in (*given.posonlyargs, *given.args)]
+    required = len(positional) - len(given.defaults)
+    if len(probe.args) > len(positional) and given.vararg is None:
+        return False
+    named = {key for key, _ in probe.kwargs}
+    by_name = set(positional[len(given.posonlyargs) :]) | {a.arg for a in given.kwonlyargs}
+    if named - by_name and given.kwarg is None:
+        return False
+    bound = set(positional[: len(probe.args)])
+    if bound & named:
+        return False  # one parameter given twice
+    missing = [name for name in positional[len(probe.args) : required] if name not in named]
+    kwonly = [
+        a.arg
+        for a, default in zip(given.kwonlyargs, given.kw_defaults, strict=True)
+        if default is None and a.arg not in named
+    ]
+    return not missing and not kwonly
 
 
 def observing_test(callee: Callee, probe: Probe) -> str:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from guardrail.audit.calling import (
     NOT_COMPARED,
     Callee,
+    accepts,
     callee_of,
     describe,
     observations,
@@ -130,16 +131,7 @@ def run_differential(
         result.sandbox_runs += len(probes) * len(runnable)
         result.inputs_tried += len(probes)
         for pair in pairs:
-            first, second = members[pair.left], members[pair.right]
-            one, two = observed[pair.left], observed[pair.right]
-            unobserved = _unobserved(first, one, second, two)
-            if unobserved is not None:
-                _not_compared(result, pair, members, "not-observed", unobserved)
-                continue
-            result.pairs_run += 1
-            finding = _compare(pair, first, second, probes=probes, observed=(one, two), tests=tests)
-            if finding is not None:
-                result.findings.append(finding)
+            _judge_pair(result, pair, members, probes, observed=observed, tests=tests)
     return result
 
 
@@ -179,6 +171,39 @@ def _observing_spec(member: _Member, probes: Sequence[Probe]) -> Spec:
     assert isinstance(member.callee, Callee)
     setup = member.spec.setup if member.spec is not None else ""
     return observing_spec(member.callee, list(probes), setup)
+
+
+def _judge_pair(
+    result: DifferentialResult,
+    pair: ClonePair,
+    members: dict[str, _Member],
+    probes: Sequence[Probe],
+    *,
+    observed: dict[str, list[Observation]],
+    tests: dict[str, TestStatus],
+) -> None:
+    """Compare one pair on the inputs both sides take: a finding, nothing, or not compared."""
+    first, second = members[pair.left], members[pair.right]
+    fitting = [i for i, probe in enumerate(probes) if _both_accept(first, second, probe)]
+    if not fitting:
+        why = "no input fits both signatures (they take different arguments)"
+        _not_compared(result, pair, members, "signatures-differ", why)
+        return
+    one = [observed[pair.left][i] for i in fitting]
+    two = [observed[pair.right][i] for i in fitting]
+    unobserved = _unobserved(first, one, second, two)
+    if unobserved is not None:
+        _not_compared(result, pair, members, "not-observed", unobserved)
+        return
+    result.pairs_run += 1
+    chosen = [probes[i] for i in fitting]
+    finding = _compare(pair, first, second, probes=chosen, observed=(one, two), tests=tests)
+    if finding is not None:
+        result.findings.append(finding)
+
+
+def _both_accept(first: _Member, second: _Member, probe: Probe) -> bool:
+    return all(isinstance(m.callee, Callee) and accepts(m.callee, probe) for m in (first, second))
 
 
 def _not_callable(first: _Member, second: _Member) -> tuple[str, str] | None:
