@@ -1,6 +1,6 @@
 """``guardrail audit`` on near-clones whose results are not plain values, for real (Docker).
 
-shapelib (``tests/snippets/audit_shapes/``) holds, in three modules, copies of a generator
+shapelib (``tests/snippets/audit/shapes/``) holds, in three modules, copies of a generator
 (``windows``), an infinite generator (``stepping``), an ``async def`` (``scaled``), instance
 methods of classes built without arguments (``Ledger.running`` and its copies), methods of classes
 that need a constructor argument (``Account.statement``), and an async generator (``ticks``). In
@@ -33,7 +33,7 @@ from guardrail.audit.calling import DRAIN_LIMIT, accepts, callee_of
 from guardrail.cli.app import app
 from guardrail.probes import Probe
 
-SHAPES = Path(__file__).parent / "snippets" / "audit_shapes"
+SHAPES = Path(__file__).parent / "snippets" / "audit" / "shapes"
 runner = CliRunner()
 
 
