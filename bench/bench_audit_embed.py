@@ -1,17 +1,19 @@
-"""Benchmark: embedding an audited tree into the index, in split order (before) and shortest first
-(`guardrail.index.code_index.embedding_order`, now), side by side.
+"""Benchmark: what ``guardrail audit PATH`` embeds, before (every function, into the index: now
+``--index``) and now (only the functions LSH pairs up, in memory), side by side.
 
 The corpus is real code from pinned sdists (downloaded once with ``pip download --no-binary
 :all: --no-deps``): toolz 0.12.1, networkx 3.2.1 and sympy 1.12's ``core``, ``polys``,
 ``functions``, ``matrices``, ``printing``, ``physics`` and ``solvers``: 13,288 functions and
-methods. Each round writes a sample of its snippets into a fresh in-memory `CodeIndex` with the
-bundled MiniLM, through `CodeIndex.add` exactly as ``guardrail audit PATH`` and ``guardrail
-index`` do (Chroma writes included); the old way is the same call with the order left as split.
-Rounds alternate between the two ways, so drift in the machine's load hits both alike. The
-vectors of both ways are compared (they must agree to float32 rounding).
+methods. Before: `CodeIndex.add` of every function into a fresh in-memory index with the bundled
+MiniLM (what indexing PATH first did; Chroma writes included); with ``--sample N`` a random N of
+them, and the time for the whole corpus is projected from that rate. Now: `find_clusters` with
+the audit's `embedder` over the whole corpus, which embeds the functions of LSH candidate pairs
+only (the time includes the MinHash signatures). Rounds alternate between the two ways, so drift
+in the machine's load hits both alike; CPU time is printed beside wall time (this machine is
+shared, and its load moves wall times several-fold).
 
-Usage: ``python bench/bench_audit_embed.py [--work DIR] [--sample 2000] [--repeat 3]``
-(``--sample 0``: every function; prints one row per way and the projected time for the corpus).
+Usage: ``python bench/bench_audit_embed.py [--work DIR] [--sample 1000] [--repeat 1]``
+(``--sample 0``: every function, about 15-60 minutes for the old way here).
 """
 
 from __future__ import annotations
@@ -26,13 +28,11 @@ import tarfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from timing import summary
 
-import guardrail.index.code_index as code_index
+from guardrail.audit import embedder, find_clusters
 from guardrail.index import CodeIndex, Snippet, minilm_embedding, split_tree
 
 SDISTS = ("toolz==0.12.1", "networkx==3.2.1", "sympy==1.12")
@@ -67,25 +67,26 @@ def corpus(work: Path) -> Path:
     return root
 
 
-def embed(snippets: list[Snippet], *, ordered: bool, name: str) -> tuple[float, CodeIndex]:
-    """Seconds to add ``snippets`` to a fresh in-memory index, the old way or the new."""
-    keep = code_index.embedding_order
-    if not ordered:
-        code_index.embedding_order = list  # type: ignore[assignment]  # the order as split
-    try:
-        index = CodeIndex(name, ephemeral=True, embedding_function=minilm_embedding())
-        started = time.perf_counter()
-        index.add(snippets)
-        return time.perf_counter() - started, index
-    finally:
-        code_index.embedding_order = keep
+def before(snippets: list[Snippet], name: str) -> float:
+    """Seconds to add ``snippets`` to a fresh in-memory index: every one is embedded."""
+    index = CodeIndex(name, ephemeral=True, embedding_function=minilm_embedding())
+    started = time.perf_counter()
+    index.add(snippets)
+    return time.perf_counter() - started
+
+
+def now(snippets: list[Snippet]) -> tuple[float, int]:
+    """Seconds for the audit's clustering with in-memory embedding, and how many it embedded."""
+    started = time.perf_counter()
+    report = find_clusters(snippets, embed=embedder(minilm_embedding()))
+    return time.perf_counter() - started, report.embedded
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/guardrail-bench-embed"))
-    parser.add_argument("--sample", type=int, default=2000, help="functions per round (0: all)")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sample", type=int, default=1000, help="functions (0: all) before")
+    parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args()
 
@@ -95,30 +96,33 @@ def main() -> None:
     if 0 < options.sample < len(every):
         sample = random.Random(options.seed).sample(every, options.sample)
     minilm_embedding()([sample[0].code])  # load the model outside the timings
-    print(f"corpus: {len(every)} functions in {len(tree.files)} files; {len(sample)} per round")
-    times: dict[bool, list[float]] = {False: [], True: []}
-    vectors: dict[bool, dict[str, list[float]]] = {}
+    print(f"corpus: {len(every)} functions in {len(tree.files)} files")
+    wall: dict[str, list[float]] = {"before": [], "now": []}
+    cpu: dict[str, list[float]] = {"before": [], "now": []}
+    embedded = 0
     for round_ in range(options.repeat):
-        for ordered in (False, True) if round_ % 2 == 0 else (True, False):
-            seconds, index = embed(sample, ordered=ordered, name=f"bench-{round_}-{ordered:d}")
-            times[ordered].append(seconds)
-            vectors[ordered] = index.embeddings([s.index_id for s in sample])
-            print(f"  round {round_ + 1} {'shortest first' if ordered else 'as split'}:"
-                  f" {seconds:.1f} s", flush=True)  # fmt: skip
-    drift = max(
-        float(np.abs(np.asarray(vectors[True][key]) - np.asarray(vectors[False][key])).max())
-        for key in vectors[True]
-    )
-    new = statistics.median(times[True]) * 1000
-    header = f"{'way':38s} {'rounds':>6s} {'median':>9s} {'p95':>9s} {'min':>9s} {'max':>9s}"
-    print(f"{header} {'IQR':>8s} {'vs new':>10s}   (ms per round of {len(sample)} functions)")
-    print(summary("as split (before)", [t * 1000 for t in times[False]], new, digits=0))
-    print(summary("shortest first (now)", [t * 1000 for t in times[True]], new, digits=0))
-    for ordered, label in ((False, "before"), (True, "now")):
-        rate = len(sample) / statistics.median(times[ordered])
-        print(f"{label}: {rate:.1f} functions/s, {len(every) / rate / 60:.1f} min projected for"
-              f" the {len(every)} functions")  # fmt: skip
-    print(f"largest difference between the two ways' vectors: {drift:.2e}")
+        for way in ("before", "now") if round_ % 2 == 0 else ("now", "before"):
+            clock = time.process_time()
+            if way == "before":
+                seconds = before(sample, f"bench-{round_}") * len(every) / len(sample)
+            else:
+                seconds, embedded = now(every)
+            spent = (time.process_time() - clock) * (
+                len(every) / len(sample) if way == "before" else 1
+            )
+            wall[way].append(seconds)
+            cpu[way].append(spent)
+            print(f"  round {round_ + 1} {way}: {seconds:.0f} s wall, {spent:.0f} s CPU (for"
+                  f" the corpus{', projected' if way == 'before' and sample is not every else ''})",
+                  flush=True)  # fmt: skip
+    reference = statistics.median(wall["now"])
+    print(f"{'way':38s} {'rounds':>6s} {'median':>9s} {'p95':>9s} {'min':>9s} {'max':>9s}"
+          f" {'IQR':>8s} {'vs now':>10s}   (seconds of wall time for the corpus)")  # fmt: skip
+    print(summary(f"before: all {len(every)} embedded", wall["before"], reference, digits=0))
+    print(summary(f"now: {embedded} embedded", wall["now"], reference, digits=0))
+    ratio = statistics.median(cpu["before"]) / statistics.median(cpu["now"])
+    print(f"CPU time: before {statistics.median(cpu['before']):.0f} s, now"
+          f" {statistics.median(cpu['now']):.0f} s ({ratio:.2f}x)")  # fmt: skip
 
 
 if __name__ == "__main__":

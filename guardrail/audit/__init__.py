@@ -15,6 +15,7 @@ from guardrail.audit.clusters import (
     Cluster,
     ClusterReport,
     ClusterSettings,
+    Embedder,
     find_clusters,
 )
 from guardrail.audit.findings import (
@@ -31,7 +32,7 @@ from guardrail.audit.findings import (
     Site,
 )
 from guardrail.audit.html import to_html
-from guardrail.audit.run import AuditProgress, audit_index, audit_snippets
+from guardrail.audit.run import AuditProgress, audit_index, audit_snippets, embedder
 from guardrail.audit.sarif import to_sarif
 from guardrail.audit.tokens import code_tokens, token_similarity
 
@@ -44,6 +45,7 @@ __all__ = [
     "Cluster",
     "ClusterReport",
     "ClusterSettings",
+    "Embedder",
     "Finding",
     "NotCompared",
     "Outcome",
@@ -55,6 +57,7 @@ __all__ = [
     "audit_index",
     "audit_snippets",
     "code_tokens",
+    "embedder",
     "find_clusters",
     "to_html",
     "to_sarif",

@@ -246,6 +246,7 @@ class AuditCounts(BaseModel):
     candidate_pairs: int
     confirmed_pairs: int
     clusters: int
+    embedded: int = 0  # snippets embedded for this audit (those of candidate pairs)
     pairs_run: int  # confirmed pairs both of whose sides were run and compared
     pairs_not_run: dict[str, int]  # why the others were not: "property", "not-observed", ...
     sandbox_runs: int  # candidate executions: stored tests and probes
