@@ -14,9 +14,9 @@ everything stored with it, so adding the same snippets again embeds nothing and 
 
 The snippets to embed are written shortest first (`embedding_order`): each write's texts are then
 of about one length, so a transformer pads them to little more than their own length instead of
-to the longest function of a random batch (on 13,288 real functions, 1.7x faster to embed with the
-bundled MiniLM: ``bench/bench_audit_embed.py``). Padding is masked, so the vectors are the same to
-float32 rounding; what is stored does not depend on the order.
+to the longest function of a random batch (on 768 real functions with the bundled MiniLM, 10-15%
+less CPU time; docs/audits.md). Padding is masked, so the vectors are the same to float32
+rounding; what is stored does not depend on the order.
 
 Readers open with ``create=False``: a missing index directory or collection is then an
 `IndexNotFoundError` and nothing is created (no directory, no database file, no collection), so a
