@@ -17,7 +17,9 @@ from guardrail.audit import (
     AuditCounts,
     AuditReport,
     Finding,
+    NotCompared,
     Outcome,
+    Place,
     ProbeInput,
     Rule,
     Severity,
@@ -188,3 +190,29 @@ def test_json_report_has_sides_inputs_and_outputs() -> None:
     }
     assert row["left"]["output"] == {"kind": "value", "text": "1"}
     assert row["severity"] == "high"
+
+
+def test_pairs_not_compared_are_in_every_report_escaped() -> None:
+    hostile = "<script>alert(1)</script>"
+    left = _site("Account.statement", "lib.one")
+    right = _site(hostile, "lib.two")
+    places = [Place(**side.model_dump(exclude={"tests", "output"})) for side in (left, right)]
+    pair = NotCompared(
+        left=places[0],
+        right=places[1],
+        category="not-observed",
+        reason=f"its class cannot be built without arguments ({hostile})",
+        token_similarity=0.9,
+        embedding_similarity=None,
+    )
+    report = _report().model_copy(update={"not_compared": (pair,)})
+    sarif = to_sarif(report, tool_version="0.0.1")
+    validate_sarif(sarif)
+    (note,) = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert note["descriptor"]["id"] == "GRA900" and note["level"] == "note"
+    assert "were not compared: its class cannot be built" in note["message"]["text"]
+    assert [loc["id"] for loc in note["locations"]] == [0, 1]
+    page = to_html(report)
+    assert hostile not in page and "&lt;script&gt;" in page
+    assert "not compared: its class cannot be built without arguments" in page
+    assert AuditReport.model_validate_json(report.model_dump_json()) == report

@@ -171,6 +171,23 @@ def test_without_embeddings_the_planted_pairs_are_found_by_tokens_alone(
     validate_sarif(sarif)
 
 
+def test_a_path_audit_embeds_only_candidate_pairs_and_writes_no_index(
+    tree: Path, tmp_path: Path
+) -> None:
+    _, report, _ = _audit(tree, tmp_path / "memory")
+    counts = report["counts"]
+    assert 0 < counts["embedded"] < counts["compared"] < counts["snippets"]
+    assert not (tmp_path / "index").exists()  # GUARDRAIL_INDEX_DIR (isolated_cli): untouched
+    _, indexed, _ = _audit(tree, tmp_path / "indexed", "--index")
+    assert indexed["counts"]["embedded"] == 0  # read from the index it wrote first
+    assert (tmp_path / "index").is_dir()
+    assert [f["fingerprint"] for f in indexed["findings"]] == [
+        f["fingerprint"] for f in report["findings"]
+    ]
+    for memory, stored in zip(report["findings"], indexed["findings"], strict=True):
+        assert memory["embedding_similarity"] == pytest.approx(stored["embedding_similarity"])
+
+
 def test_fail_on_sets_the_exit_code(tree: Path, tmp_path: Path) -> None:
     target = str(tree / "clonelib")
     assert runner.invoke(app, ["audit", target, "--fail-on", "never"]).exit_code == 0
@@ -199,6 +216,7 @@ def test_bad_input_is_exit_2_and_writes_nothing(tree: Path, tmp_path: Path) -> N
         ["audit", str(tree / "clonelib"), "--json", str(nowhere)],
         ["audit", str(tree / "clonelib"), "--fail-on", "severe"],
         ["audit", "--collection", "lib", "--no-embedding"],  # tokens alone need a PATH
+        ["audit", str(tree / "clonelib"), "--no-embedding", "--index"],  # nothing or all
     ]
     for args in cases:
         result = runner.invoke(app, args)

@@ -15,6 +15,7 @@ from guardrail.audit.clusters import (
     Cluster,
     ClusterReport,
     ClusterSettings,
+    Embedder,
     find_clusters,
 )
 from guardrail.audit.findings import (
@@ -22,14 +23,16 @@ from guardrail.audit.findings import (
     AuditCounts,
     AuditReport,
     Finding,
+    NotCompared,
     Outcome,
+    Place,
     ProbeInput,
     Rule,
     Severity,
     Site,
 )
 from guardrail.audit.html import to_html
-from guardrail.audit.run import AuditProgress, audit_index, audit_snippets
+from guardrail.audit.run import AuditProgress, audit_index, audit_snippets, embedder
 from guardrail.audit.sarif import to_sarif
 from guardrail.audit.tokens import code_tokens, token_similarity
 
@@ -42,8 +45,11 @@ __all__ = [
     "Cluster",
     "ClusterReport",
     "ClusterSettings",
+    "Embedder",
     "Finding",
+    "NotCompared",
     "Outcome",
+    "Place",
     "ProbeInput",
     "Rule",
     "Severity",
@@ -51,6 +57,7 @@ __all__ = [
     "audit_index",
     "audit_snippets",
     "code_tokens",
+    "embedder",
     "find_clusters",
     "to_html",
     "to_sarif",

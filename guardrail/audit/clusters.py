@@ -4,8 +4,9 @@
    signature, and locality-sensitive hashing (``datasketch.MinHashLSH``) yields the pairs whose
    estimated Jaccard similarity reaches ``jaccard``: near-linear in the number of snippets.
 2. Confirmation: a candidate pair is a near-clone when the retriever's own embeddings are
-   within ``embedding`` cosine similarity (the vectors stored in the index), or when the token
-   edit distance is small (similarity at least ``tokens``).
+   within ``embedding`` cosine similarity (the vectors stored in the index, or, with ``embed``,
+   computed now for the snippets of candidate pairs only: a tree's other functions are never
+   embedded), or when the token edit distance is small (similarity at least ``tokens``).
 3. Clusters: confirmed pairs joined transitively (union-find), members in index order.
 
 Everything is deterministic: fixed MinHash seed, pairs and members sorted, so two runs over the
@@ -22,9 +23,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from guardrail.audit.tokens import code_tokens, shingles, token_similarity
 from guardrail.index.snippet import Snippet
 
-__all__ = ["ClonePair", "Cluster", "ClusterReport", "ClusterSettings", "find_clusters"]
+__all__ = [
+    "ClonePair",
+    "Cluster",
+    "ClusterReport",
+    "ClusterSettings",
+    "Embedder",
+    "find_clusters",
+]
 
 _SEED = 1  # MinHash permutations; fixed so runs agree
+
+Embedder = Callable[[Sequence[Snippet]], Mapping[str, Sequence[float]]]
+"""Embeds snippets: their vectors by `Snippet.index_id`, as the index would store them."""
 
 
 class ClusterSettings(BaseModel):
@@ -79,6 +90,7 @@ class ClusterReport(BaseModel):
     compared: int  # snippets with at least ``min_tokens`` tokens
     candidate_pairs: int  # from LSH
     confirmed_pairs: int
+    embedded: int = 0  # snippets embedded by ``embed`` (those of candidate pairs)
     clusters: tuple[Cluster, ...]
 
 
@@ -88,11 +100,13 @@ def find_clusters(
     settings: ClusterSettings | None = None,
     *,
     on_progress: Callable[[int, int], None] | None = None,
+    embed: Embedder | None = None,
 ) -> ClusterReport:
     """Near-clone clusters among ``snippets`` (see the module docstring).
 
     ``embeddings`` maps `Snippet.index_id` to its stored vector (`CodeIndex.embeddings`);
-    without it pairs are confirmed by token edit distance alone. ``on_progress(done, total)``
+    ``embed`` computes the missing vectors of the snippets LSH pairs up (and no others); with
+    neither, pairs are confirmed by token edit distance alone. ``on_progress(done, total)``
     is called while signatures are computed.
     """
     from datasketch import MinHash, MinHashLSH
@@ -117,7 +131,11 @@ def find_clusters(
             if int(j) != i
         }
     )
-    vectors = _unit_vectors(snippets, embeddings or {})
+    known = dict(embeddings or {})
+    missing = sorted({i for pair in candidates for i in pair if snippets[i].index_id not in known})
+    if embed is not None and missing:
+        known.update(embed([snippets[i] for i in missing]))
+    vectors = _unit_vectors(snippets, known)
     pairs: list[tuple[int, int, ClonePair]] = []
     for i, j in candidates:
         pair = _confirm(i, j, snippets=snippets, tokens=tokens, vectors=vectors, settings=chosen)
@@ -128,6 +146,7 @@ def find_clusters(
         compared=len(compared),
         candidate_pairs=len(candidates),
         confirmed_pairs=len(pairs),
+        embedded=len(missing) if embed is not None else 0,
         clusters=tuple(_clusters(snippets, pairs)),
     )
 

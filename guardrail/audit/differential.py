@@ -8,26 +8,40 @@ metadata, as ``guardrail verify --stored`` judges it), as `Gate.observe` runs pr
 per member, its probes as the judge's observing tests), and its stored tests run through
 `Gate.verify`.
 
-Two members diverge on an input when both gave a judgeable answer (a value or an exception)
-and the answers differ. ``unjudged`` (a timeout, a value that cannot cross the sandbox
-boundary, a crash) never counts as a divergence: no finding without evidence.
+How each member is called and what its result becomes before it is compared (a method through
+its own class, a coroutine run to completion, an iterator drained up to a bound) is
+`guardrail.audit.calling`'s.
 
-Only module-level functions are run: a method needs an instance the generated inputs do not
-build, and an ``async def`` returns a coroutine; such pairs are counted, not run.
+Two members diverge on an input when both gave a judgeable answer (a value, an exception, a
+drained iterator) and the answers differ. ``unjudged`` (a timeout, a value that cannot cross the
+sandbox boundary, a crash) never counts as a divergence: no finding without evidence. A pair
+that could not be compared on a single input (a side that cannot be called, or whose every
+result was unjudged) is a `NotCompared` with the reason, never a silent "same".
 """
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from guardrail.audit.calling import (
+    NOT_COMPARED,
+    Callee,
+    accepts,
+    callee_of,
+    describe,
+    observations,
+    observing_spec,
+    observing_test,
+)
 from guardrail.audit.clusters import ClonePair, Cluster
 from guardrail.audit.findings import (
     TESTED_ORIGINS,
     Finding,
+    NotCompared,
     Outcome,
+    Place,
     ProbeInput,
     Rule,
     Site,
@@ -39,7 +53,7 @@ from guardrail.gate import Candidate, Gate
 from guardrail.index.snippet import Snippet
 from guardrail.index.stored import snippet_candidate
 from guardrail.probes import Probe, generate_probes
-from guardrail.questions import Observation, observations_of
+from guardrail.questions import Observation
 from guardrail.sources import resolve
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status, Verdict
@@ -55,6 +69,7 @@ class DifferentialResult:
     """Findings and the counts of what ran."""
 
     findings: list[Finding] = field(default_factory=list)
+    not_compared: list[NotCompared] = field(default_factory=list)
     pairs_run: int = 0
     pairs_not_run: Counter[str] = field(default_factory=Counter)
     sandbox_runs: int = 0
@@ -67,6 +82,7 @@ class _Member:
     candidate: Candidate
     name: str
     spec: Spec | None  # its stored tests
+    callee: Callee | str  # how it is called, or why it cannot be (`calling.NOT_COMPARED`)
 
 
 def run_differential(
@@ -90,43 +106,32 @@ def run_differential(
     plans: list[tuple[Cluster, list[ClonePair], list[_Member], list[Probe]]] = []
     members: dict[str, _Member] = {}
     for cluster in clusters:
-        by_id = {snippet.index_id: snippet for snippet in cluster.members}
+        for snippet in cluster.members:
+            members.setdefault(snippet.index_id, _member(snippet))
         pairs = []
         for pair in cluster.pairs:
-            why = _not_runnable(by_id[pair.left]) or _not_runnable(by_id[pair.right])
+            why = _not_callable(members[pair.left], members[pair.right])
             if why is None:
                 pairs.append(pair)
             else:
-                result.pairs_not_run[why] += 1
+                _not_compared(result, pair, members, *why)
         wanted = {id_ for pair in pairs for id_ in (pair.left, pair.right)}
-        runnable = [
-            members.setdefault(s.index_id, _member(s))
-            for s in cluster.members
-            if s.index_id in wanted
-        ]
+        runnable = [members[s.index_id] for s in cluster.members if s.index_id in wanted]
         probes = _cluster_probes(runnable, inputs, seed) if runnable else []
         if pairs and not probes:
-            result.pairs_not_run["no-inputs"] += len(pairs)
+            for pair in pairs:
+                _not_compared(result, pair, members, "no-inputs", NOT_COMPARED["no-inputs"])
         elif pairs:
             plans.append((cluster, pairs, runnable, probes))
-    tests = _stored_status(list(members.values()), gate)
-    result.sandbox_runs += sum(member.spec is not None for member in members.values())
+    planned = {id(m): m for _, _, runnable, _ in plans for m in runnable}
+    tests = _stored_status(list(planned.values()), gate)
+    result.sandbox_runs += sum(member.spec is not None for member in planned.values())
     observed = _observe_all(gate, plans, chunk, on_progress)
     for _, pairs, runnable, probes in plans:
         result.sandbox_runs += len(probes) * len(runnable)
         result.inputs_tried += len(probes)
         for pair in pairs:
-            result.pairs_run += 1
-            finding = _compare(
-                pair,
-                members[pair.left],
-                members[pair.right],
-                probes=probes,
-                observed=observed,
-                tests=tests,
-            )
-            if finding is not None:
-                result.findings.append(finding)
+            _judge_pair(result, pair, members, probes, observed=observed, tests=tests)
     return result
 
 
@@ -153,42 +158,108 @@ def _observe_all(
             metadata=[member.candidate.metadata for member, _ in batch],  # in its module
         )
         for (member, probes), verdict in zip(batch, verdicts, strict=True):
-            observed[member.snippet.index_id] = observations_of(verdict, _own(member, probes))
+            assert isinstance(member.callee, Callee)  # planned members are callable
+            tests = [observing_test(member.callee, probe) for probe in probes]
+            observed[member.snippet.index_id] = observations(verdict, tests)
         if on_progress is not None:
             on_progress(start + len(batch), len(work))
     return observed
 
 
-def _own(member: _Member, probes: Sequence[Probe]) -> list[Probe]:
-    return [probe.model_copy(update={"entry_point": member.name}) for probe in probes]
-
-
 def _observing_spec(member: _Member, probes: Sequence[Probe]) -> Spec:
-    """The member's probes as tests of its own name, with its stored tests' setup."""
+    """The member's probes as tests of its callee, with its stored tests' setup."""
+    assert isinstance(member.callee, Callee)
     setup = member.spec.setup if member.spec is not None else ""
-    return Spec.build([probe.test for probe in _own(member, probes)], member.name, setup)
+    return observing_spec(member.callee, list(probes), setup)
 
 
-def _not_runnable(snippet: Snippet) -> str | None:
-    """Why ``snippet`` cannot be called on generated inputs, or None when it can."""
-    if "." in snippet.qualified_name:
-        return "method"
-    try:
-        body = ast.parse(snippet.code).body
-    except (SyntaxError, ValueError):
-        return "does-not-parse"
-    # A split snippet starts with the module imports it uses; its definition comes last.
-    if not body or not all(isinstance(node, ast.Import | ast.ImportFrom) for node in body[:-1]):
-        return "not-a-function"
-    if isinstance(body[-1], ast.AsyncFunctionDef):
-        return "async"
-    return None if isinstance(body[-1], ast.FunctionDef) else "not-a-function"
+def _judge_pair(
+    result: DifferentialResult,
+    pair: ClonePair,
+    members: dict[str, _Member],
+    probes: Sequence[Probe],
+    *,
+    observed: dict[str, list[Observation]],
+    tests: dict[str, TestStatus],
+) -> None:
+    """Compare one pair on the inputs both sides take: a finding, nothing, or not compared."""
+    first, second = members[pair.left], members[pair.right]
+    fitting = [i for i, probe in enumerate(probes) if _both_accept(first, second, probe)]
+    if not fitting:
+        why = "no input fits both signatures (they take different arguments)"
+        _not_compared(result, pair, members, "signatures-differ", why)
+        return
+    one = [observed[pair.left][i] for i in fitting]
+    two = [observed[pair.right][i] for i in fitting]
+    unobserved = _unobserved(first, one, second, two)
+    if unobserved is not None:
+        _not_compared(result, pair, members, "not-observed", unobserved)
+        return
+    result.pairs_run += 1
+    chosen = [probes[i] for i in fitting]
+    finding = _compare(pair, first, second, probes=chosen, observed=(one, two), tests=tests)
+    if finding is not None:
+        result.findings.append(finding)
+
+
+def _both_accept(first: _Member, second: _Member, probe: Probe) -> bool:
+    return all(isinstance(m.callee, Callee) and accepts(m.callee, probe) for m in (first, second))
+
+
+def _not_callable(first: _Member, second: _Member) -> tuple[str, str] | None:
+    """``(category, reason)`` when a side of the pair cannot be called, else None."""
+    for member in (first, second):
+        if isinstance(member.callee, str):
+            reason = NOT_COMPARED.get(member.callee, member.callee)
+            return member.callee, f"{member.snippet.qualified_name or member.name} is {reason}"
+    return None
+
+
+def _unobserved(
+    first: _Member, one: Sequence[Observation], second: _Member, two: Sequence[Observation]
+) -> str | None:
+    """Why the two sides were compared on no input at all (None when they were on one)."""
+    if any(a.judged and b.judged for a, b in zip(one, two, strict=True)):
+        return None
+    reasons = []
+    for member, seen in ((first, one), (second, two)):
+        whys = Counter(o.text for o in seen if not o.judged)
+        if whys:
+            why, times = whys.most_common(1)[0]
+            name = member.snippet.qualified_name or member.name
+            unjudged = sum(whys.values())
+            reasons.append(
+                f"{name}: no result could be compared on {unjudged} of {len(seen)} inputs"
+                f" ({times} times: {why})"
+            )
+    return "; ".join(reasons) or "no input was judged on both sides"
+
+
+def _not_compared(
+    result: DifferentialResult,
+    pair: ClonePair,
+    members: dict[str, _Member],
+    category: str,
+    reason: str,
+) -> None:
+    result.pairs_not_run[category] += 1
+    result.not_compared.append(
+        NotCompared(
+            left=_place(members[pair.left].snippet, members[pair.left].name),
+            right=_place(members[pair.right].snippet, members[pair.right].name),
+            category=category,
+            reason=reason,
+            token_similarity=pair.token_similarity,
+            embedding_similarity=pair.embedding_similarity,
+        )
+    )
 
 
 def _member(snippet: Snippet) -> _Member:
     candidate = snippet_candidate(snippet)
     name = snippet.entry_point or snippet.qualified_name
-    return _Member(snippet, candidate, name, resolve(candidate).spec)
+    callee = callee_of(snippet.code, snippet.qualified_name, name)
+    return _Member(snippet, candidate, name, resolve(candidate).spec, callee)
 
 
 def _stored_status(members: Sequence[_Member], gate: Gate) -> dict[str, TestStatus]:
@@ -210,12 +281,16 @@ def _status(verdict: Verdict) -> TestStatus:
 
 
 def _probe_spec(member: _Member) -> Spec:
-    return member.spec or Spec.build((), member.name)
+    """The member's stored tests as calls of the name inputs are generated for."""
+    assert isinstance(member.callee, Callee)
+    if member.spec is None:
+        return Spec.build((), member.callee.name)
+    return Spec.build(member.spec.tests, member.callee.name, member.spec.setup)
 
 
 def _cluster_probes(members: Sequence[_Member], limit: int, seed: int) -> list[Probe]:
     """The union of every member's inputs (tested ones first), at most ``limit``."""
-    codes = [m.candidate.code for m in members]
+    codes = [m.callee.signature_code for m in members if isinstance(m.callee, Callee)]
     found: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], Probe] = {}
     for member in members:
         for probe in generate_probes(_probe_spec(member), codes, limit=limit, seed=seed):
@@ -230,10 +305,10 @@ def _compare(
     second: _Member,
     *,
     probes: Sequence[Probe],
-    observed: dict[str, list[Observation]],
+    observed: tuple[Sequence[Observation], Sequence[Observation]],
     tests: dict[str, TestStatus],
 ) -> Finding | None:
-    one, two = observed[first.snippet.index_id], observed[second.snippet.index_id]
+    one, two = observed
     diverging = [
         i
         for i, (a, b) in enumerate(zip(one, two, strict=True))
@@ -272,18 +347,23 @@ def _compare(
     )
 
 
-def _site(member: _Member, observation: Observation, tests: dict[str, TestStatus]) -> Site:
-    snippet = member.snippet
-    return Site(
+def _place(snippet: Snippet, name: str) -> Place:
+    return Place(
         id=snippet.index_id,
         file=snippet.file,
         root=snippet.root,
         module=snippet.module,
-        qualified_name=snippet.qualified_name or member.name,
+        qualified_name=snippet.qualified_name or name,
         line=snippet.start_line,
         end_line=snippet.end_line,
-        tests=tests.get(snippet.index_id, "none"),
-        output=Outcome(
-            kind="raises" if observation.kind == "raises" else "value", text=observation.text
-        ),
+    )
+
+
+def _site(member: _Member, observation: Observation, tests: dict[str, TestStatus]) -> Site:
+    kind, text = describe(observation)
+    place = _place(member.snippet, member.name)
+    return Site(
+        **place.model_dump(),
+        tests=tests.get(member.snippet.index_id, "none"),
+        output=Outcome(kind=kind, text=text),
     )

@@ -29,7 +29,9 @@ __all__ = [
     "AuditCounts",
     "AuditReport",
     "Finding",
+    "NotCompared",
     "Outcome",
+    "Place",
     "ProbeInput",
     "Rule",
     "RuleInfo",
@@ -125,8 +127,8 @@ class Outcome(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["value", "raises"]
-    text: str  # the value's repr, or the exception's type name
+    kind: Literal["value", "raises", "yields"]
+    text: str  # the value's repr, the exception's type name, or an iterator's items and ending
 
     @field_validator("text")
     @classmethod
@@ -134,8 +136,8 @@ class Outcome(BaseModel):
         return clean(value, OUTPUT_LIMIT)
 
 
-class Site(BaseModel):
-    """One side of a finding: where the function is, its own tests, what it did."""
+class Place(BaseModel):
+    """Where a function is."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -146,13 +148,49 @@ class Site(BaseModel):
     qualified_name: str
     line: int
     end_line: int
-    tests: TestStatus
-    output: Outcome
 
     @property
     def identity(self) -> str:
         """Module (or file) and qualified name: what stays the same when the tree moves."""
         return f"{self.module or self.file}:{self.qualified_name}"
+
+
+class Site(Place):
+    """One side of a finding: where the function is, its own tests, what it did."""
+
+    tests: TestStatus
+    output: Outcome
+
+
+class NotCompared(BaseModel):
+    """A near-clone pair the audit could not compare, and why: never a silent "same".
+
+    ``category`` is the key of `AuditCounts.pairs_not_run` it is counted under (``method``,
+    ``property``, ``async-generator``, ``no-inputs``, ``not-observed``...); ``reason`` says it in
+    words, naming the side it is about.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    left: Place
+    right: Place
+    category: str
+    reason: str
+    token_similarity: float | None
+    embedding_similarity: float | None
+
+    @field_validator("reason")
+    @classmethod
+    def _capped(cls, value: str) -> str:
+        return clean(value, OUTPUT_LIMIT)
+
+    @property
+    def message(self) -> str:
+        """One plain-text sentence (callers escape it for their output)."""
+        return (
+            f"{self.left.qualified_name} and its near-clone {self.right.qualified_name} were not"
+            f" compared: {self.reason}"
+        )
 
 
 class ProbeInput(BaseModel):
@@ -208,8 +246,9 @@ class AuditCounts(BaseModel):
     candidate_pairs: int
     confirmed_pairs: int
     clusters: int
-    pairs_run: int  # confirmed pairs both of whose sides could be run
-    pairs_not_run: dict[str, int]  # why the others were not: "method", "async", ...
+    embedded: int = 0  # snippets embedded for this audit (those of candidate pairs)
+    pairs_run: int  # confirmed pairs both of whose sides were run and compared
+    pairs_not_run: dict[str, int]  # why the others were not: "property", "not-observed", ...
     sandbox_runs: int  # candidate executions: stored tests and probes
     inputs_tried: int
 
@@ -223,6 +262,9 @@ class AuditReport(BaseModel):
     counts: AuditCounts
     findings: tuple[Finding, ...]
     seconds: dict[str, float]  # wall time of each phase
+    not_compared: tuple[NotCompared, ...] = ()
+    """Every confirmed pair that was not compared, with the reason (`AuditCounts.pairs_not_run`
+    counts them by category)."""
     skipped: dict[str, int] = {}
     """Files of the audited PATH that were not read or not parsed, counted by kind (``symlink``,
     ``not_regular``, ``too_large``, ``too_deep``, ``syntax_error``, ``too_complex``...)."""
@@ -249,11 +291,13 @@ def grade(origin: str, left: Site, right: Site) -> Severity:
         return Severity.HIGH
     if origin == "guess":
         return Severity.LOW
-    raises_vs_value = {left.output.kind, right.output.kind} == {"value", "raises"}
+    kinds = {left.output.kind, right.output.kind}
+    raises_vs_value = "raises" in kinds and len(kinds) == 2
     if tested_input or passes or raises_vs_value:
         return Severity.MEDIUM
     return Severity.LOW
 
 
 def _said(outcome: Outcome) -> str:
-    return f"raises {outcome.text}" if outcome.kind == "raises" else f"returns {outcome.text}"
+    verbs = {"raises": "raises", "yields": "returns an iterator yielding"}
+    return f"{verbs.get(outcome.kind, 'returns')} {outcome.text}"

@@ -6,7 +6,7 @@ data: escaped with `guardrail.safetext.html`, never markup.
 
 from __future__ import annotations
 
-from guardrail.audit.findings import AuditReport, Finding, Site
+from guardrail.audit.findings import AuditReport, Finding, NotCompared, Place, Site
 from guardrail.safetext import html
 
 __all__ = ["to_html"]
@@ -29,7 +29,14 @@ def to_html(report: AuditReport) -> str:
         f"{counts.snippets} snippets, {counts.candidate_pairs} candidate pairs,"
         f" {counts.confirmed_pairs} near-clone pairs in {counts.clusters} clusters,"
         f" {counts.pairs_run} pairs run, {counts.sandbox_runs} sandbox runs:"
-        f" {len(report.findings)} findings"
+        f" {len(report.findings)} findings, {len(report.not_compared)} pairs not compared"
+    )
+    unpaired = "\n".join(_not_compared_row(pair) for pair in report.not_compared)
+    not_compared = (
+        "<h2>Not compared</h2><table><thead><tr><th>left</th><th>right</th>"
+        f"<th>not compared: reason</th></tr></thead><tbody>\n{unpaired}\n</tbody></table>"
+        if report.not_compared
+        else ""
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -39,7 +46,7 @@ def to_html(report: AuditReport) -> str:
         f"</head><body><h1>guardrail audit: {html(report.target, 300)}</h1>"
         f"<p>{html(summary)}</p><table><thead><tr><th>severity</th><th>rule</th>"
         "<th>left</th><th>right</th><th>input</th><th>similarity</th></tr></thead><tbody>\n"
-        f"{rows}\n</tbody></table></body></html>\n"
+        f"{rows}\n</tbody></table>{not_compared}</body></html>\n"
     )
 
 
@@ -64,10 +71,24 @@ def _row(finding: Finding) -> str:
     )
 
 
-def _side(site: Site) -> str:
-    verb = "raises" if site.output.kind == "raises" else "returns"
+def _not_compared_row(pair: NotCompared) -> str:
     return (
-        f"<code>{html(site.qualified_name, 300)}</code><br>"
-        f"<small>{html(site.file, 300)}:{site.line} (own tests: {site.tests})</small><br>"
+        f"<tr><td>{_place(pair.left)}</td><td>{_place(pair.right)}</td>"
+        f"<td>not compared: {html(pair.reason, 1000)}</td></tr>"
+    )
+
+
+def _place(place: Place, tests: str = "") -> str:
+    return (
+        f"<code>{html(place.qualified_name, 300)}</code><br>"
+        f"<small>{html(place.file, 300)}:{place.line}{tests}</small>"
+    )
+
+
+def _side(site: Site) -> str:
+    verbs = {"raises": "raises", "yields": "returns an iterator yielding"}
+    verb = verbs.get(site.output.kind, "returns")
+    return (
+        f"{_place(site, f' (own tests: {site.tests})')}<br>"
         f"{verb} <pre>{html(site.output.text, 1000)}</pre>"
     )

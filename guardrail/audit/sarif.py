@@ -6,6 +6,9 @@
 * ``partialFingerprints`` carry `Finding.fingerprint`, which survives moved lines, another
   checkout and another diverging input: a finding keeps its identity across runs;
 * the location is the left function, the near-clone a ``relatedLocations`` entry;
+* a near-clone pair that could not be compared is no result (nothing was found wrong) but a
+  ``toolExecutionNotifications`` entry of the run's invocation (descriptor ``GRA900``, level
+  ``note``), with both functions' locations and the reason: never a silent "same";
   URIs are relative to ``%SRCROOT%`` (the tree's root) when the snippet's file is relative.
 
 Messages are plain text (SARIF ``text``, never ``markdown``), escaped by `guardrail.safetext`.
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from guardrail.audit.findings import RULES, AuditReport, Finding, Site
+from guardrail.audit.findings import RULES, AuditReport, Finding, NotCompared, Place, Site
 from guardrail.safetext import clean
 
 __all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "to_sarif"]
@@ -26,12 +29,15 @@ SARIF_SCHEMA = (
 )
 FINGERPRINT_KEY = "guardrailNearClone/v1"
 _SRCROOT = "%SRCROOT%"
+NOT_COMPARED_ID = "GRA900"
 
 
 def to_sarif(report: AuditReport, *, tool_version: str) -> dict[str, Any]:
     """The SARIF log (a JSON-ready dict) of ``report``."""
     rules = list(RULES)
-    roots = sorted({site.root for f in report.findings for site in (f.left, f.right) if site.root})
+    places: list[Place] = [side for f in report.findings for side in (f.left, f.right)]
+    places += [side for pair in report.not_compared for side in (pair.left, pair.right)]
+    roots = sorted({place.root for place in places if place.root})
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -42,6 +48,12 @@ def to_sarif(report: AuditReport, *, tool_version: str) -> dict[str, Any]:
             }
         },
         "results": [_result(finding, rules.index(finding.rule)) for finding in report.findings],
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": [_notification(p) for p in report.not_compared],
+            }
+        ],
         "columnKind": "unicodeCodePoints",
     }
     if len(roots) == 1:
@@ -86,7 +98,17 @@ def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
     }
 
 
-def _location(site: Site, index: int) -> dict[str, Any]:
+def _notification(pair: NotCompared) -> dict[str, Any]:
+    return {
+        "descriptor": {"id": NOT_COMPARED_ID},
+        "level": "note",
+        "message": {"text": clean(pair.message)},
+        "locations": [_location(pair.left, 0), _location(pair.right, 1)],
+        "properties": {"category": pair.category, "reason": clean(pair.reason)},
+    }
+
+
+def _location(site: Place, index: int) -> dict[str, Any]:
     physical: dict[str, Any] = {"artifactLocation": _artifact(site)}
     if site.line > 0:
         physical["region"] = {"startLine": site.line, "endLine": max(site.end_line, site.line)}
@@ -102,11 +124,17 @@ def _location(site: Site, index: int) -> dict[str, Any]:
                 "kind": "function",
             }
         ],
-        "message": {"text": clean(f"{site.qualified_name} ({site.tests} on its own tests)")},
+        "message": {"text": clean(_said(site))},
     }
 
 
-def _artifact(site: Site) -> dict[str, Any]:
+def _said(place: Place) -> str:
+    if isinstance(place, Site):
+        return f"{place.qualified_name} ({place.tests} on its own tests)"
+    return place.qualified_name
+
+
+def _artifact(site: Place) -> dict[str, Any]:
     if site.root and not site.file.startswith("/"):
         return {"uri": _quote(site.file), "uriBaseId": _SRCROOT}
     return {"uri": _file_uri(site.file)}

@@ -1,7 +1,8 @@
 """``guardrail audit``: near-clones a retriever cannot tell apart, run against each other.
 
-``guardrail audit PATH`` (indexes PATH first, as ``guardrail index`` would; unchanged files embed
-nothing) or ``guardrail audit --collection NAME`` (an existing index) is the ``tree`` command of
+``guardrail audit PATH`` (embeds only the functions LSH pairs up, in memory; ``--index``: indexes
+PATH first, as ``guardrail index`` would, so unchanged files embed nothing on later runs) or
+``guardrail audit --collection NAME`` (an existing index) is the ``tree`` command of
 the ``audit`` group: a first argument that names no subcommand goes to ``tree``, so further
 audits are subcommands of the same group: ``guardrail audit retriever`` (from guardrail-eval,
 through the ``guardrail.audit_commands`` entry-point group, `guardrail.cli.plugins`) runs a
@@ -64,7 +65,7 @@ from guardrail.safetext import cell, dumps_json
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from guardrail.audit import AuditProgress, AuditReport, Site
+    from guardrail.audit import AuditProgress, AuditReport, Embedder, Place
     from guardrail.index import TreeSplit
 
 __all__ = ["app"]
@@ -174,6 +175,15 @@ def tree(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             " or embedded (the fast way through a large tree).",
         ),
     ] = False,
+    index_first: Annotated[
+        bool,
+        typer.Option(
+            "--index",
+            help="Index PATH first, as `guardrail index` would, and audit the index (unchanged"
+            " files embed nothing on later runs); by default only the functions LSH pairs up"
+            " are embedded, in memory, and nothing is written.",
+        ),
+    ] = False,
     image: ImageOption = None,
     timeout: TimeoutOption = 10.0,
     runtime: RuntimeOption = None,
@@ -196,20 +206,14 @@ def tree(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
         settings = ClusterSettings(
             jaccard=jaccard, embedding=embedding_threshold, tokens=token_threshold
         )
-        if path is None and not _given(ctx, "collection"):
-            fail(
-                "give a PATH to audit or --collection NAME of an existing index",
-                hint="for example `guardrail audit src/` or `guardrail audit --collection app`",
-            )
-        if no_embedding and path is None:
-            fail("--no-embedding audits a PATH (an index's snippets come with their embeddings)")
+        _check_inputs(ctx, path, no_embedding=no_embedding, index_first=index_first)
         split = None
         if path is not None:
             if not path.exists():
                 fail(f"{path}: no such file or directory")
             split = split_path(path, exclude=exclude, include_tests=include_tests)
         code_index = None
-        if not no_embedding:
+        if not no_embedding and (index_first or path is None):
             code_index = open_index(
                 collection, index_dir, chroma_url, embedding, create=path is not None
             )
@@ -233,7 +237,7 @@ def tree(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
             _progress() as on_progress,
         ):
             if code_index is None:
-                assert split is not None  # --no-embedding needs a PATH (checked above)
+                assert split is not None  # a PATH (checked above)
                 assert path is not None
                 report = audit_snippets(
                     split.snippets,
@@ -244,6 +248,7 @@ def tree(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
                     seed=seed,
                     target=str(path),
                     on_progress=on_progress,
+                    embed=None if no_embedding else _embedder(embedding, on_progress),
                 )
             else:
                 report = audit_index(
@@ -260,11 +265,38 @@ def tree(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
         _write_reports(report, json_file, sarif_file, html_file)
     print_skips(split)
     console.print(_table(report))
+    if report.not_compared:
+        console.print(_not_compared_table(report))
     if fail_on is not FailOn.NEVER:
         from guardrail.audit import Severity
 
         if report.at_least(Severity(fail_on.value)):
             raise typer.Exit(1)
+
+
+def _check_inputs(
+    ctx: typer.Context, path: Path | None, *, no_embedding: bool, index_first: bool
+) -> None:
+    """Exit 2 for options that do not go together, before anything is read or run."""
+    if path is None and not _given(ctx, "collection"):
+        fail(
+            "give a PATH to audit or --collection NAME of an existing index",
+            hint="for example `guardrail audit src/` or `guardrail audit --collection app`",
+        )
+    if no_embedding and path is None:
+        fail("--no-embedding audits a PATH (an index's snippets come with their embeddings)")
+    if no_embedding and index_first:
+        fail("--no-embedding embeds nothing and --index embeds everything: give one")
+
+
+def _embedder(embedding: str, on_progress: AuditProgress) -> Embedder:
+    """The ``--embedding`` model as the audit's embedder (only candidate pairs' functions)."""
+    from guardrail.audit import embedder
+    from guardrail.index import load_embedding
+
+    return embedder(
+        load_embedding(embedding), lambda done, total: on_progress("embedding", done, total)
+    )
 
 
 def _with_skips(report: AuditReport, split: TreeSplit | None) -> AuditReport:
@@ -331,7 +363,11 @@ class _Progress:
         self.tasks: dict[str, Any] = {}
 
     def __call__(self, phase: str, done: int, total: int) -> None:
-        labels = {"signatures": "hashing snippets", "clusters": "running near-clones"}
+        labels = {
+            "signatures": "hashing snippets",
+            "embedding": "embedding candidate pairs",
+            "clusters": "running near-clones",
+        }
         if phase not in self.tasks:
             self.tasks[phase] = self.bar.add_task(labels.get(phase, phase), total=total)
         self.bar.update(self.tasks[phase], completed=done, total=total)
@@ -357,6 +393,9 @@ def _table(report: AuditReport) -> Table:
         f" clusters, {counts.pairs_run} pairs run ({counts.sandbox_runs} sandbox runs):"
         f" {len(report.findings)} findings"
     )
+    if counts.pairs_not_run:
+        why = ", ".join(f"{n} {category}" for category, n in counts.pairs_not_run.items())
+        caption += f"; {sum(counts.pairs_not_run.values())} pairs not compared ({why})"
     table = Table(title=cell(f"guardrail audit: {report.target}"), caption=cell(caption, limit=600))
     for column in ("severity", "left", "right", "diverging input", "outputs"):
         table.add_column(column, overflow="fold")
@@ -373,8 +412,27 @@ def _table(report: AuditReport) -> Table:
     return table
 
 
-def _side(site: Site) -> Text:
+_NOT_COMPARED_ROWS = 50  # rows shown; every one is in --json, --sarif and --html
+
+
+def _not_compared_table(report: AuditReport) -> Table:
+    """The pairs that were not compared, each with its reason (never a silent "same")."""
+    shown = report.not_compared[:_NOT_COMPARED_ROWS]
+    left_out = len(report.not_compared) - len(shown)
+    caption = f"{left_out} more in --json/--sarif/--html" if left_out else None
+    table = Table(title="not compared", caption=caption)
+    for column in ("left", "right", "not compared: reason"):
+        table.add_column(column, overflow="fold")
+    for pair in shown:
+        table.add_row(_side(pair.left), _side(pair.right), cell(pair.reason, limit=600))
+    return table
+
+
+def _side(site: Place) -> Text:
     """Name, then ``file:line (own tests)`` on a line of its own; both plain text."""
-    return Text.assemble(
-        cell(site.qualified_name), "\n", cell(f"{site.file}:{site.line} ({site.tests})", "dim")
-    )
+    from guardrail.audit import Site
+
+    where = f"{site.file}:{site.line}"
+    if isinstance(site, Site):
+        where += f" ({site.tests})"
+    return Text.assemble(cell(site.qualified_name), "\n", cell(where, "dim"))

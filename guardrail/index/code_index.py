@@ -12,6 +12,12 @@ platform's user data directory holds a local index. Telemetry is always off.
 Ids are content ids (see `Snippet.content_id`), and every stored snippet carries the sha256 of
 everything stored with it, so adding the same snippets again embeds nothing and writes nothing.
 
+The snippets to embed are written shortest first (`embedding_order`): each write's texts are then
+of about one length, so a transformer pads them to little more than their own length instead of
+to the longest function of a random batch (on 768 real functions with the bundled MiniLM, 10-15%
+less CPU time; docs/audits.md). Padding is masked, so the vectors are the same to float32
+rounding; what is stored does not depend on the order.
+
 Readers open with ``create=False``: a missing index directory or collection is then an
 `IndexNotFoundError` and nothing is created (no directory, no database file, no collection), so a
 typo in ``--path`` or ``--collection`` does not leave an empty index behind.
@@ -48,7 +54,7 @@ from guardrail.index.interrupts import holding_interrupts
 from guardrail.index.snippet import Snippet, decode_metadata, stored_location
 from guardrail.roots import register_context_root, vouching_root
 
-__all__ = ["AddReport", "CodeIndex", "ProgressHook", "default_index_path"]
+__all__ = ["AddReport", "CodeIndex", "ProgressHook", "default_index_path", "embedding_order"]
 
 ProgressHook = Callable[[int, int], None]
 """Called as ``hook(done, total)`` after each batch written (``total`` = snippets to embed)."""
@@ -222,7 +228,9 @@ class CodeIndex:
         """Embed what is new in ``records``, then remove ``obsolete`` and write, interrupts held."""
         with self._errors("read existing snippets"):
             stored = self._stored_hashes(list(records))
-        fresh = [s for key, s in records.items() if stored.get(key) != s.content_sha256]
+        fresh = embedding_order(
+            [s for key, s in records.items() if stored.get(key) != s.content_sha256]
+        )
         vectors = self._embed([s.code for s in fresh], on_progress)
         with holding_interrupts():
             self.record_roots(_vouching_roots(records.values()))
@@ -443,6 +451,12 @@ class CodeIndex:
                 if stored_location(metadata or {}) in wanted
             )
         return ids
+
+
+def embedding_order(snippets: Sequence[Snippet]) -> list[Snippet]:
+    """``snippets`` in the order they are embedded: by the length of their text (the embedded
+    document), shortest first, ties in the given order (see the module docstring)."""
+    return sorted(snippets, key=lambda snippet: len(snippet.code))
 
 
 def _similarity_for(configuration: Mapping[str, Any]) -> Callable[[float], float]:
