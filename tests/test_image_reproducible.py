@@ -14,15 +14,18 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import SecondEngine
 from guardrail.cli.app import app
 from guardrail.errors import InputError
 from guardrail.sandbox.docker import DockerSandbox
 from guardrail.sandbox.image import archive_image_ids, recipe_path
+
+if TYPE_CHECKING:  # conftest is not importable by name at run time (several exist)
+    from conftest import SecondEngine
 
 pytestmark = pytest.mark.docker
 runner = CliRunner()

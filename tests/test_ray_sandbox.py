@@ -20,12 +20,12 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from ray_nodes import RayNodes
 from test_hostile import EXPECTED, GOOD, HOSTILE, PROBE, SLOW_UNDER_LOAD, SPEC
 
-from conftest import SecondEngine
 from guardrail.errors import SandboxError
 from guardrail.sandbox.base import Job
 from guardrail.sandbox.docker import DockerSandbox
@@ -33,6 +33,9 @@ from guardrail.sandbox.image import export_image, import_image, recipe_path
 from guardrail.sandbox.raysandbox import RaySandbox
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status, Verdict
+
+if TYPE_CHECKING:  # conftest is not importable by name at run time (several exist)
+    from conftest import SecondEngine
 
 pytestmark = pytest.mark.docker
 
@@ -46,7 +49,7 @@ SLOW = "import time\n\ndef square(x):\n    time.sleep(0.5)\n    return x * x\n"
 @pytest.fixture(scope="module")
 def engines(second_engine: SecondEngine) -> Iterator[tuple[SecondEngine, SecondEngine]]:
     """Node A's engine (the session's second) and node B's (started here), same image id."""
-    third = SecondEngine(Path(tempfile.mkdtemp(prefix="gr-engine-", dir="/tmp")))
+    third = type(second_engine)(Path(tempfile.mkdtemp(prefix="gr-engine-", dir="/tmp")))
     third.start()
     try:
         archive = third.root / "image.tar"
