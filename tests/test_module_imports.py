@@ -6,6 +6,7 @@ shares one call's reads of the tree between its candidates, and a later call rea
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
 
 import pytest
@@ -43,10 +44,14 @@ def test_a_parsed_module_is_shared_for_one_text_and_kept_within_its_budget(
     text = "def f():\n    return 1\n"
     assert parsed_module(text) is parsed_module(text)
     assert parsed_module(text + "\n") is not parsed_module(text)
-    monkeypatch.setattr(module_imports, "TREE_SOURCE_BYTES", 4 * len(text) + 10)
+    budget = 12 * len(text)  # a quarter of it (one text's cap) holds each text below
+    monkeypatch.setattr(module_imports, "_trees", OrderedDict())  # what earlier tests kept
+    monkeypatch.setattr(module_imports, "TREE_SOURCE_BYTES", budget)
     for n in range(20):
-        parsed_module(f"x = {n}\n" + text)
-    assert sum(size for _, size in module_imports._trees.values()) <= 4 * len(text) + 10
+        parsed_module(f"x = {n + 10}\n" + text)
+    kept = module_imports._trees.values()
+    assert 0 < len(kept) < 20
+    assert sum(size for _, size in kept) <= budget
     with pytest.raises(SyntaxError):
         parsed_module("def broken(:\n")
 

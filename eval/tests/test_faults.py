@@ -343,7 +343,15 @@ def eval_with(
     """``guardrail eval`` (BM25, two gate settings) on its own sandbox, killed every N runs or
     doomed for its runs ``doomed_from`` to ``doomed_until``."""
 
-    def own_gate(*, image: str | None, timeout: float, no_cache: bool, runtime: str | None) -> Gate:
+    def own_gate(  # the signature of guardrail.cli.options.build_gate
+        *,
+        image: str | None,
+        timeout: float,
+        no_cache: bool,
+        runtime: str | None = None,
+        backend: str | None = None,
+        ray_address: str | None = None,
+    ) -> Gate:
         sandbox = KillingSandbox(
             image=image,
             pool_size=2,

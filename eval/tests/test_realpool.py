@@ -327,7 +327,15 @@ def test_faults_left_after_the_retries_exit_4_with_an_unclean_pool_written(
     # retries are those of the first canonical alone, which is blamed; the other verifies.
     sandbox = KillingSandbox(pool_size=1, timeout_s=TIMEOUT_S, doomed_starts=2, doomed_until=3)
 
-    def own_gate(*, image: str | None, timeout: float, no_cache: bool, runtime: str | None) -> Gate:
+    def own_gate(  # the signature of guardrail.cli.options.build_gate
+        *,
+        image: str | None,
+        timeout: float,
+        no_cache: bool,
+        runtime: str | None = None,
+        backend: str | None = None,
+        ray_address: str | None = None,
+    ) -> Gate:
         return Gate(sandbox, cache=False)
 
     monkeypatch.setattr(eval_cli, "build_gate", own_gate)

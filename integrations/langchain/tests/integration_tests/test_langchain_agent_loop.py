@@ -121,5 +121,5 @@ async def test_agent_is_told_when_the_docker_engine_is_missing(
     assert str(observation).startswith(
         "Code search is unavailable, so no code could be run or verified: no Docker engine answers"
     )
-    assert "scripts/docker-up" in str(observation)  # the engine's hint: how to start one
+    assert "sudo apt-get install docker.io" in str(observation)  # the hint: how to get one
     assert "Do not present retrieved or remembered code as verified" in str(observation)
