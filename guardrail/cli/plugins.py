@@ -84,6 +84,10 @@ class PluginCommands(typer.core.TyperGroup):
     plugin_group: ClassVar[str] = GROUP
     known: ClassVar[Known] = KNOWN
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        add_placeholders(self)  # the group's own options (--debug, --help) and its commands'
+
     # ``ctx`` is Typer's own (vendored) click Context; its class is not public API.
     def list_commands(self, ctx: Any) -> list[str]:
         names = [*super().list_commands(ctx), *self.core, *self._plugin_names()]
@@ -106,18 +110,6 @@ class PluginCommands(typer.core.TyperGroup):
         else:
             return None
         return add_placeholders(typer.main.get_group(holder).get_command(ctx, cmd_name))
-
-    def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
-        if option is not None and option.metavar is None:
-            option.metavar = ""  # no `<bool>` beside --help (`guardrail.cli.placeholders`)
-        return option
-
-    def get_params(self, ctx: Any) -> Any:
-        for param in self.params:  # the group's own options (--debug) read as its commands'
-            if param.metavar is None and getattr(param, "is_flag", False):
-                param.metavar = ""
-        return super().get_params(ctx)
 
     def _plugin_names(self) -> list[str]:
         found = [entry_point.name for entry_point in _entry_points(self.plugin_group)]
