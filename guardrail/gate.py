@@ -54,7 +54,12 @@ class Policy(StrEnum):
       failed, error and timeout are dropped;
     * ``filter``  verified only (own name first, then aliases);
     * ``abstain`` verified, then candidates that had no tests, when anything verified; nothing
-      at all otherwise.
+      at all otherwise;
+    * ``agree``   as ``abstain``, but nothing at all when the verified candidates disagree on an
+      input the gate generated (`GateResult.question`): with thin tests, two candidates that
+      pass them and answer one input differently mean at least one of them is wrong, and
+      nothing says which, so none is handed over and the question says what to test. Asking
+      is part of this policy: a gate with ``ask=False`` still asks under ``agree``.
 
     Unjudgeable candidates rank last and ``filter``/``abstain`` never hand them over: any wrong
     candidate can make itself unjudgeable (return a custom object, raise NameError or
@@ -65,6 +70,7 @@ class Policy(StrEnum):
     RERANK = "rerank"
     FILTER = "filter"
     ABSTAIN = "abstain"
+    AGREE = "agree"
 
 
 class Candidate(BaseModel):
@@ -131,8 +137,16 @@ UNJUDGEABLE = frozenset(
 """Reasons of ``unverifiable`` verdicts whose tests were meant to run but could not judge."""
 
 
-def apply_policy(judged: Sequence[GatedCandidate], policy: Policy) -> list[GatedCandidate]:
-    """Order and filter judged candidates; see `Policy`. Failed, error and timeout are dropped."""
+def apply_policy(
+    judged: Sequence[GatedCandidate], policy: Policy, question: Question | None = None
+) -> list[GatedCandidate]:
+    """Order and filter judged candidates; see `Policy`. Failed, error and timeout are dropped.
+    ``question`` is the gate's about the verified candidates: under ``agree`` it withholds
+    everything."""
+    if policy is Policy.AGREE:
+        if question is not None:
+            return []
+        policy = Policy.ABSTAIN
     by_rank = sorted(judged, key=lambda item: item.retrieval_rank)
     verified = [item for item in by_rank if item.verdict.status is Status.VERIFIED]
     verified.sort(key=lambda item: item.verdict.alias is not None)  # stable: rank order kept
@@ -170,7 +184,7 @@ class Gate:
             (`guardrail.roots`); a root outside all of them is never read (``missing_context``).
         ask: whether `gate` asks a question when two or more candidates are verified (it runs
             them on up to ``probe_limit`` generated inputs: one more sandbox job per verified
-            candidate). It never changes what is kept, nor its order.
+            candidate). It changes what is kept only under ``agree``, which always asks.
         probe_limit: how many inputs (`guardrail.probes.generate_probes`) asking tries.
     """
 
@@ -334,8 +348,8 @@ class Gate:
         ask: bool | None = None,
     ) -> GateResult:
         """Verify ``candidates`` (in retrieval order) and apply ``policy`` (default: the Gate's);
-        with ``ask`` (default: the Gate's), a question when candidates verified against one
-        spec disagree on generated inputs (`GateResult.question`)."""
+        with ``ask`` (default: the Gate's; always under ``agree``), a question when candidates
+        verified against one spec disagree on generated inputs (`GateResult.question`)."""
         chosen = self.policy if policy is None else Policy(policy)
         verdicts = self.verify(
             [candidate.code for candidate in candidates],
@@ -346,12 +360,12 @@ class Gate:
             GatedCandidate(candidate=candidate, verdict=verdict, retrieval_rank=rank)
             for rank, (candidate, verdict) in enumerate(zip(candidates, verdicts, strict=True))
         )
-        asking = self.ask if ask is None else ask
+        asking = chosen is Policy.AGREE or (self.ask if ask is None else ask)
         question = self._question(judged, _specs_for(verdicts, spec)) if asking else None
         return GateResult(
             policy=chosen,
             judged=judged,
-            kept=tuple(apply_policy(judged, chosen)),
+            kept=tuple(apply_policy(judged, chosen, question)),
             question=question,
         )
 

@@ -10,11 +10,12 @@ and show the same metadata: `public_metadata` leaves host paths out unless asked
 When the gate asks (verified candidates disagree, `guardrail.questions`), every object handed
 over for that query carries the question under `QUESTION_KEY` (`question_metadata`).
 
-Candidates that ran and failed are never handed over, so a caller that must explain an empty
-answer (the LangChain tool, the LlamaIndex query engine) opens `collecting_dropped` around its
-retrieval: every gated retriever or postprocessor called inside reports there the objects it
-dropped for failing, with their verdicts (`GatePlan.dropped`, `report_dropped`), and
-`guardrail.verdict_text.all_failed` says what they returned.
+Candidates that ran and failed are never handed over (nor, under the ``agree`` policy, verified
+ones that disagree on the gate's question), so a caller that must explain an empty answer (the
+LangChain tool, the LlamaIndex query engine) opens `collecting_dropped` around its retrieval:
+every gated retriever or postprocessor called inside reports there the objects it did not hand
+over, with their verdicts and the question (`GatePlan.dropped`, `report_dropped`), and
+`guardrail.verdict_text.nothing_handed_over` says what they returned or where they disagree.
 
 Every key that starts with `GATE_KEY_PREFIX` (in any case: ``guardrail``, ``guardrail_verdict``,
 ``GuardRail_question``...) belongs to the gate: one that came with a retrieved object (a planted
@@ -119,8 +120,9 @@ _DROPPED: ContextVar[list[Any] | None] = ContextVar("guardrail_dropped", default
 @contextmanager
 def collecting_dropped() -> Iterator[list[Any]]:
     """A list that fills, for the gated calls made inside, with the framework objects the gate
-    dropped because they ran and failed, errored or timed out (`report_dropped`), each carrying
-    its verdict under `METADATA_KEY`, in the order the calls reported them.
+    did not hand over for what they did when they ran (`GatePlan.dropped`: failed, errored,
+    timed out, or withheld under ``agree``), each carrying its verdict under `METADATA_KEY`
+    (and the question under `QUESTION_KEY`), in the order the calls reported them.
 
     A context variable carries it, so it reaches the retriever through LangChain's and
     LlamaIndex's own call machinery (their copied contexts share the list) and concurrent
@@ -252,13 +254,19 @@ class GatePlan(Generic[Item]):
         return [self._with_metadata(gated, result) for gated in kept]
 
     def dropped(self, result: GateResult) -> list[tuple[Item, dict[str, Any]]]:
-        """The items that ran against tests and were dropped for it (status in `DROPPED`), in
-        retrieval order, each with its `verdict_metadata`."""
+        """The items that ran against tests and were not handed over for what they did: dropped
+        (status in `DROPPED`), or verified and withheld because they disagree on the gate's
+        question (the ``agree`` policy); in retrieval order, each with its `verdict_metadata`."""
         kept = {gated.retrieval_rank for gated in result.kept}
+        withheld = result.policy is Policy.AGREE and result.question is not None
         return [
             self._with_metadata(gated, result)
             for gated in sorted(result.judged, key=lambda gated: gated.retrieval_rank)
-            if gated.verdict.status in DROPPED and gated.retrieval_rank not in kept
+            if gated.retrieval_rank not in kept
+            and (
+                gated.verdict.status in DROPPED
+                or (withheld and gated.verdict.status is Status.VERIFIED)
+            )
         ]
 
     def _with_metadata(

@@ -9,7 +9,9 @@ comes with the import that reaches it instead of an invitation to write it again
 When every candidate that ran failed the tests, `all_failed` says so in a few lines: how many
 ran, the first failing test, what each returned (the judge's own repr of a plain value, never a
 candidate's text, `guardrail.verdict.TestOutcome.returned`) or raised, and whether they agree,
-so that an agent can tell a test that expects the wrong value from code the index lacks.
+so that an agent can tell a test that expects the wrong value from code the index lacks. When
+candidates passed but were withheld because they disagree on an input (the ``agree`` policy),
+`disagreeing` says that instead, with the gate's question; `nothing_handed_over` picks which.
 
 Names, paths and messages come from the index and from candidates: each is one cleaned, capped
 line (`guardrail.safetext.one_line`), so none can break the line or forge a label.
@@ -22,19 +24,26 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
+from guardrail.integration import question_from_metadata
+from guardrail.questions import Question
 from guardrail.safetext import one_line
 from guardrail.sources import SpecSource
 from guardrail.verdict import Reason
 
 __all__ = [
     "all_failed",
+    "decide",
     "describe",
+    "disagreeing",
     "is_dotted",
     "is_py_path",
     "is_verified",
     "lacks_context",
     "location",
     "missing_package",
+    "nothing_handed_over",
     "where_it_lives",
 ]
 
@@ -175,6 +184,61 @@ def location(metadata: Mapping[str, Any]) -> str:
         lines = f":{start}-{end}" if isinstance(start, int) and isinstance(end, int) else ""
         where = f"{where} ({file}{lines})" if where else f"{file}{lines}"
     return one_line(where)
+
+
+def nothing_handed_over(
+    quoted: str,
+    dropped: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    *,
+    yours: str = "your tests",
+    again: str = "call this tool again",
+) -> str:
+    """What to tell an LLM when the gate handed nothing over although candidates ran:
+    ``dropped`` are (verdict dict, metadata) pairs of what it did not hand over
+    (`guardrail.integration.GatePlan.dropped`), in retrieval order. Candidates that passed and
+    were withheld with a question (the ``agree`` policy) are told by `disagreeing`; otherwise
+    `all_failed` tells what the ones that failed returned."""
+    passed = [metadata for verdict, metadata in dropped if is_verified(verdict)]
+    question = next(filter(None, map(_question_of, passed)), None)
+    if question is not None:
+        verdicts = [verdict for verdict, _ in dropped if is_verified(verdict)]
+        return disagreeing(quoted, verdicts, question, yours=yours, again=again)
+    failed = [(verdict, metadata) for verdict, metadata in dropped if not is_verified(verdict)]
+    return all_failed(quoted, failed, yours=yours, again=again)
+
+
+def disagreeing(
+    quoted: str,
+    passed: Sequence[Mapping[str, Any]],
+    question: Question,
+    *,
+    yours: str = "your tests",
+    again: str = "call this tool again",
+) -> str:
+    """Why nothing was handed over although ``passed`` (verdict dicts) ran and passed: they
+    disagree on the ``question``'s input, so at least one is wrong and the tests do not say
+    which. Ends with the question and each answer's ready-to-paste test."""
+    return (
+        f"Nothing is handed over for {quoted}: {_count(len(passed))} ran and passed"
+        f" {_tests_of(passed, yours)} but do not agree on an input the gate tried, so at least"
+        f" one of them is wrong and the tests do not say which. {decide(yours, again)}\n"
+        + question.render()
+    )
+
+
+def decide(yours: str = "your tests", again: str = "call this tool again") -> str:
+    """The advice that goes with a question: choose the answer, add its test, ask again."""
+    return (
+        f"Decide (or ask the user) which answer below is wanted, add its test to {yours} and"
+        f" {again}; until then do not rely on any of this code."
+    )
+
+
+def _question_of(metadata: Mapping[str, Any]) -> Question | None:
+    try:
+        return question_from_metadata(metadata)
+    except ValidationError:  # never the gate's own (it validates what it stores): not a question
+        return None
 
 
 def all_failed(

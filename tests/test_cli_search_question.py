@@ -51,3 +51,37 @@ def test_search_prints_the_question_with_a_test_per_answer(
     )
     verified = [r for r in settled["results"] if r["verdict"]["status"] == "verified"]
     assert len(verified) == 1 and settled["question"] is None
+
+
+def test_search_under_agree_withholds_disagreeing_results(
+    tmp_path: Path, docker_sandbox: object
+) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "sizes.py").write_text("def size_label(n):\n    return 'small' if n < 5 else 'big'\n")
+    (code / "more.py").write_text("def label_of_size(n):\n    return 'small' if n < 3 else 'big'\n")
+    assert runner.invoke(app, ["index", str(code)]).exit_code == 0
+    tests = tmp_path / "tests.py"
+    tests.write_text("assert size_label(10) == 'big'\n")
+    shown = runner.invoke(app, ["search", "size label", "--tests", str(tests), "--policy", "agree"])
+    assert shown.exit_code == 1, shown.output  # nothing handed over
+    out = shown.stdout
+    assert out.count("withheld verified") == 2
+    assert "policy agree: 0 handed over (2 verified); the verified disagree: withheld" in out
+    assert "QUESTION: the 2 candidates that pass the tests disagree on size_label(" in out
+    payload = json.loads(
+        runner.invoke(
+            app, ["search", "size label", "--tests", str(tests), "--policy", "agree", "--json"]
+        ).stdout
+    )
+    assert payload["results"] == [] and payload["abstained"] is True
+    assert len(payload["dropped"]) == 2 and payload["question"] is not None
+    # One answer's test settles it: the one candidate left is handed over.
+    tests.write_text(
+        f"assert size_label(10) == 'big'\n{payload['question']['answers'][0]['test']}\n"
+    )
+    settled = runner.invoke(
+        app, ["search", "size label", "--tests", str(tests), "--policy", "agree"]
+    )
+    assert settled.exit_code == 0, settled.output
+    assert "policy agree: 1 handed over" in settled.stdout

@@ -8,9 +8,12 @@ import pytest
 
 import guardrail
 from guardrail.cache import VerdictCache
-from guardrail.gate import Candidate, GatedCandidate, Policy, apply_policy
+from guardrail.gate import Candidate, GatedCandidate, GateResult, Policy, apply_policy
+from guardrail.integration import plan_gate
+from guardrail.probes import Probe
+from guardrail.questions import Answer, Question
 from guardrail.spec import Spec
-from guardrail.verdict import Reason, Status, TestOutcome, Verdict
+from guardrail.verdict import Observation, Reason, Status, TestOutcome, Verdict
 
 VERDICTS = {
     Status.VERIFIED: Verdict(status=Status.VERIFIED, reason=Reason.PASSED),
@@ -79,6 +82,55 @@ def test_abstain_hands_over_nothing_when_nothing_verified() -> None:
     judged = _judged(Status.FAILED, Status.UNVERIFIABLE)
     assert apply_policy(judged, Policy.ABSTAIN) == []
     assert _ids(apply_policy(judged, Policy.RERANK)) == ["1:unverifiable"]
+
+
+def _question(judged: list[GatedCandidate]) -> Question:
+    """A question whose two answers split the verified candidates of ``judged``."""
+    verified = [item for item in judged if item.verdict.verified]
+    answers = tuple(
+        Answer(
+            observation=Observation(kind="value", text=text, key=text),
+            candidate_ids=(item.candidate.id,),
+            retrieval_ranks=(item.retrieval_rank,),
+            test=None,
+        )
+        for item, text in zip(verified, ("1", "2"), strict=False)
+    )
+    return Question(probe=Probe(entry_point="f", args=("3",), origin="test"), answers=answers)
+
+
+def test_agree_withholds_everything_when_the_verified_disagree() -> None:
+    judged = _judged(Status.FAILED, Status.VERIFIED, Status.UNVERIFIABLE, Status.VERIFIED)
+    assert apply_policy(judged, Policy.AGREE, _question(judged)) == []
+    # Without a question (they agree on every input tried) it is abstain.
+    assert _ids(apply_policy(judged, Policy.AGREE)) == [
+        "1:verified",
+        "3:verified",
+        "2:unverifiable",
+    ]
+    assert apply_policy(_judged(Status.FAILED, Status.UNVERIFIABLE), Policy.AGREE) == []
+    # The other policies never look at the question.
+    for policy in (Policy.RERANK, Policy.FILTER, Policy.ABSTAIN):
+        assert apply_policy(judged, policy, _question(judged)) == apply_policy(judged, policy)
+
+
+def test_a_plan_reports_withheld_verified_items_as_not_handed_over() -> None:
+    judged = _judged(Status.FAILED, Status.VERIFIED, Status.UNVERIFIABLE, Status.VERIFIED)
+    question = _question(judged)
+    plan = plan_gate(
+        [item.candidate.id for item in judged], [item.candidate for item in judged], None
+    )
+
+    def result(policy: Policy, asked: Question | None) -> GateResult:
+        kept = tuple(apply_policy(judged, policy, asked))
+        return GateResult(policy=policy, judged=tuple(judged), kept=kept, question=asked)
+
+    withheld = plan.dropped(result(Policy.AGREE, question))
+    assert [item for item, _ in withheld] == ["0:failed", "1:verified", "3:verified"]
+    assert [meta["status"] for _, meta in withheld] == ["failed", "verified", "verified"]
+    # Abstain hands the verified over, so only the failed one is not handed over.
+    assert [item for item, _ in plan.dropped(result(Policy.ABSTAIN, question))] == ["0:failed"]
+    assert [item for item, _ in plan.dropped(result(Policy.AGREE, None))] == ["0:failed"]
 
 
 def test_verdict_json_round_trip() -> None:

@@ -10,6 +10,8 @@ Arm names (also the results files' names, ``results/<arm>.json``):
 | ``<system>+visible<N>`` | the gate seeing N random visible units per query (seeded draws) |
 | ``<system>+visible<N>+consensus`` | the same gate, nobody answering: the largest cluster of
   verified candidates agreeing on its probe inputs goes first (MBR-exec) |
+| ``<system>+visible<N>+agree`` | the same gate, nobody answering: nothing when the verified
+  candidates disagree on a probe input (the ``agree`` policy) |
 | ``<system>+visible<N>+noisy-ask<Q>`` | up to Q questions, answered by a noisy answerer |
 | ``<system>+visible<N>+oracle-ask<Q>`` | up to Q questions, answered by an oracle: an upper
   bound |
@@ -39,6 +41,7 @@ class ArmKind(StrEnum):
     UPPER_BOUND = "upper-bound"
     VISIBLE = "visible"
     CONSENSUS = "consensus"
+    AGREE = "agree"
     NOISY_ASK = "noisy-ask"
     ORACLE_ASK = "oracle-ask"
 
@@ -59,6 +62,7 @@ _ROLES = {
     ArmKind.UPPER_BOUND: "upper bound",
     ArmKind.VISIBLE: "result",
     ArmKind.CONSENSUS: "result",
+    ArmKind.AGREE: "result",
     ArmKind.NOISY_ASK: "result",
     ArmKind.ORACLE_ASK: "upper bound",
 }
@@ -161,14 +165,15 @@ class Arm:
     @property
     def name(self) -> str:
         """``bm25``, ``bm25+structural``, ``bm25+upper-bound``, ``bm25+visible1``,
-        ``bm25+visible1+consensus``, ``bm25+visible1+noisy-ask2``, ``bm25+visible1+oracle-ask2``."""
+        ``bm25+visible1+consensus``, ``bm25+visible1+agree``, ``bm25+visible1+noisy-ask2``,
+        ``bm25+visible1+oracle-ask2``."""
         if self.kind is ArmKind.UNGATED:
             return self.system
         if self.kind in {ArmKind.STRUCTURAL, ArmKind.UPPER_BOUND}:
             return f"{self.system}+{self.kind.value}"
         name = f"{self.system}+visible{self.visible}"
-        if self.kind is ArmKind.CONSENSUS:
-            return f"{name}+consensus"
+        if self.kind in {ArmKind.CONSENSUS, ArmKind.AGREE}:
+            return f"{name}+{self.kind.value}"
         return f"{name}+{self.kind.value}{self.questions}" if self.kind.asks else name
 
     @property

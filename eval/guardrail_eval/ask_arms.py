@@ -6,6 +6,8 @@ reads every arm off what it ran:
 - ``visible<N>`` is round 0 (the gate as it is: it finds a question but gets no answer);
 - ``visible<N>+consensus`` is round 0 with the largest agreeing cluster's best member first
   (`guardrail_eval.consensus`), from the probe runs round 0 made: nothing runs again;
+- ``visible<N>+agree`` is round 0 under the ``agree`` policy: nothing when round 0 raised a
+  question (`guardrail_eval.consensus.agree_result`); nothing runs again either;
 - ``visible<N>+oracle-ask<q>`` is round ``min(q, last)`` of the oracle's rounds: an upper bound;
 - ``visible<N>+noisy-ask<q>``, the same with a noisy answerer (`guardrail_eval.answerers`); it
   repeats the oracle's rounds until its first wrong answer (the verdict cache answers them), so
@@ -30,7 +32,7 @@ from guardrail.spec import Spec
 from guardrail_eval.answerers import ProbeKey, noisy_answerer, probe_key
 from guardrail_eval.arms import GateCost
 from guardrail_eval.asking import Answerer, AskRound, RecordingGate, ask_rounds
-from guardrail_eval.consensus import consensus_result
+from guardrail_eval.consensus import agree_result, consensus_result
 from guardrail_eval.faults import RetryingSandbox
 
 __all__ = ["AskRun", "MeteredGate", "QueryArms", "ask_runs", "query_arms"]
@@ -62,11 +64,12 @@ class AskRun:
 @dataclass(frozen=True, slots=True)
 class QueryArms:
     """One (query, draw): the oracle's runs for q = 0..Q, the noisy answerer's for q = 1..Q
-    (empty without one), and the consensus run."""
+    (empty without one), the consensus run and the agree run."""
 
     oracle: list[AskRun]
     noisy: list[AskRun]
     consensus: AskRun
+    agree: AskRun
 
 
 class MeteredGate(RecordingGate):
@@ -122,6 +125,7 @@ def query_arms(
         first.silent,
         first.hidden_probe,
     )
+    agree = AskRun(agree_result(first.result), first.cost, 0, first.silent, first.hidden_probe)
     noisy_runs: list[AskRun] = []
     if noisy is not None and max_questions > 0:
         share, seed, key = noisy
@@ -136,7 +140,7 @@ def query_arms(
             answerer=noisy_answerer(share, seed, key),
         )
         noisy_runs = noisy_all[1:]
-    return QueryArms(oracle, noisy_runs, consensus)
+    return QueryArms(oracle, noisy_runs, consensus, agree)
 
 
 def ask_runs(

@@ -31,6 +31,10 @@ def arm_captions(summary: Summary) -> list[str]:
         " the visible tests, the largest cluster that agrees on every probe input the gate ran"
         " goes first (MBR-exec, Shi et al. 2022; CodeT, Chen et al. 2022). A result: a deployed"
         " agent has it.",
+        "visibleN+agree: the same gate under the agree policy: when the candidates that pass the"
+        " visible tests disagree on any probe input, nothing is handed over (the agent is asked"
+        " instead); it acts only when they agree, so all its buggy code is silent buggy. A"
+        " result.",
         f"visibleN+noisy-askQ: the gate may ask up to Q questions, answered by a noisy answerer"
         f" (the canonical's answer, except {wrong} of the questions, seeded, get another answer"
         " the candidates gave). A result, as good as the answerer is. Its gate cost is measured"

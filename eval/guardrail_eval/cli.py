@@ -3,8 +3,8 @@
 Mounted by the core CLI as ``guardrail eval``. With no arguments it runs the main job: the
 built-in pool, dense retrieval with the offline MiniLM, and per system the arms of
 `guardrail_eval.arms`: ungated, structural, the upper bound (all tests), one random visible test
-(5 seeded draws), that gate's consensus, and that gate asking up to 1..3 questions of a noisy
-answerer and of an oracle (an upper bound).
+(5 seeded draws), that gate's consensus, that gate under the ``agree`` policy, and that gate
+asking up to 1..3 questions of a noisy answerer and of an oracle (an upper bound).
 ``guardrail eval build-pool`` (re)builds the built-in or the HumanEval pool; with ``--from PATH``
 or ``--from-sdist NAME==VERSION`` it builds a pool of real code (`guardrail_eval.realpool`).
 
@@ -177,8 +177,8 @@ def main(  # noqa: PLR0917 - Typer maps parameters to options; callers never pas
     """Replay retrieval over a pool with known ground truth, ungated and gated, and report.
 
     Prints the headline per system (acted on correct / buggy / got nothing: ungated -> visible
-    tests -> consensus -> a noisy answerer, beside the best shortcut), the upper bounds on a
-    line of their own, and a table per system with 95% bootstrap intervals.
+    tests -> consensus -> agree -> a noisy answerer, beside the best shortcut), the upper bounds
+    on a line of their own, and a table per system with 95% bootstrap intervals.
     """
     if ctx.invoked_subcommand is not None:
         return

@@ -1,5 +1,5 @@
-"""The consensus arm: nobody answers, the candidates vote (MBR-exec, Shi et al. 2022; CodeT,
-Chen et al. 2022).
+"""The arms where nobody answers: the candidates vote (consensus: MBR-exec, Shi et al. 2022;
+CodeT, Chen et al. 2022), or their disagreement withholds them all (agree).
 
 This is what a deployed agent really has when its tests are thin and no one is there to answer
 a question. Among the candidates that pass the visible tests, the gate already ran every one on
@@ -16,16 +16,22 @@ cluster by the generated tests it passes; here every member passes the same visi
 the two agree. Agreement is not correctness: near-clones that share a bug outvote the one
 correct candidate, and the arm acts silently on buggy code only when every verified candidate
 agreed (the gate then raised no question).
+
+The agree arm reads the same runs as the ``agree`` policy does (`guardrail.gate.Policy`): when
+the verified candidates disagree on any input the gate tried (it has a question, even one on a
+hidden test's input: a deployed gate does not know which tests are hidden), nothing is handed
+over; otherwise what ``abstain`` keeps. It trades acting on correct code for not acting on buggy
+code, and it acts on buggy code only silently.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from guardrail.gate import GateResult, Probing
+from guardrail.gate import GateResult, Policy, Probing, apply_policy
 from guardrail.questions import Observation
 
-__all__ = ["consensus_clusters", "consensus_result"]
+__all__ = ["agree_result", "consensus_clusters", "consensus_result"]
 
 
 def _signature(row: Sequence[Observation]) -> tuple[str, ...]:
@@ -54,3 +60,9 @@ def consensus_result(result: GateResult, probing: Probing | None) -> GateResult:
         return result
     rest = [item for item in result.kept if item.retrieval_rank != chosen]
     return result.model_copy(update={"kept": (*first, *rest)})
+
+
+def agree_result(result: GateResult) -> GateResult:
+    """``result`` as the ``agree`` policy would have handed it over (its own question decides)."""
+    kept = apply_policy(result.judged, Policy.AGREE, result.question)
+    return result.model_copy(update={"policy": Policy.AGREE, "kept": tuple(kept)})

@@ -2,8 +2,8 @@
 them the upper bounds.
 
 The headline shows only arms a deployed agent can really have (`guardrail_eval.arms.HONEST_KINDS`:
-the gate with its visible tests, its consensus, a noisy answerer): ungated -> visible N ->
-consensus -> noisy-ask1, then the structural picker and the best shortcut (`guardrail_eval.
+the gate with its visible tests, its consensus, agree, a noisy answerer): ungated -> visible N ->
+consensus -> agree -> noisy-ask1, then the structural picker and the best shortcut (`guardrail_eval.
 shortcuts`) with an exact sign test of it against the gate's best honest arm, query by query.
 The oracle arms and the gate with all tests are upper bounds: they go on a line of their own
 (`Headline.upper_bounds`), labelled so, never in the headline.
@@ -90,6 +90,7 @@ def headline(
         *by_kind.get(ArmKind.UNGATED.value, []),
         *visible,
         *first_of(ArmKind.CONSENSUS),
+        *first_of(ArmKind.AGREE),
         *first_of(ArmKind.NOISY_ASK, 1),
     ]
     structural = by_kind.get(ArmKind.STRUCTURAL.value, [])

@@ -28,7 +28,8 @@ PolicyOption = Annotated[
     Policy,
     typer.Option(
         help="rerank: verified first, failed dropped; filter: verified only;"
-        " abstain: nothing unless something verified."
+        " abstain: nothing unless something verified; agree: as abstain, and nothing when"
+        " the verified disagree on an input."
     ),
 ]
 SeedOption = Annotated[

@@ -157,6 +157,7 @@ _MARKERS = {
     "upper-bound": "^",
     "visible": "D",
     "consensus": "P",
+    "agree": "X",
     "noisy-ask": "v",
     "oracle-ask": "1",
 }

@@ -323,6 +323,7 @@ _NO_TEST = {
     "upper-bound": "none (a ceiling)",
     "visible": "none (mean of draws)",
     "consensus": "none (mean of draws)",
+    "agree": "none (mean of draws)",
     "noisy-ask": "none (mean of draws)",
     "oracle-ask": "none (mean of draws)",
 }

@@ -362,7 +362,7 @@ class _Loop:
         return jobs
 
     def _setting_arms(self, visible: Arm) -> list[Arm]:
-        """A visible setting's arms: the gate as it is, its consensus, then up to 1..Q
+        """A visible setting's arms: the gate as it is, its consensus, agree, then up to 1..Q
         questions answered by the noisy answerer, then by the oracle (an upper bound)."""
         settings, name, n = self.settings, visible.system, visible.visible
         asked = range(1, settings.questions + 1)
@@ -372,6 +372,7 @@ class _Loop:
         return [
             visible,
             Arm(name, ArmKind.CONSENSUS, n, draws=settings.draws),
+            Arm(name, ArmKind.AGREE, n, draws=settings.draws),
             *noisy,
             *(Arm(name, ArmKind.ORACLE_ASK, n, q, draws=settings.draws) for q in asked),
         ]
@@ -404,11 +405,13 @@ class _Loop:
                     if noisy
                     else None,
                 )
-                runs = [got.oracle[0], got.consensus, *got.noisy, *got.oracle[1:]]
+                runs = [got.oracle[0], got.consensus, got.agree, *got.noisy, *got.oracle[1:]]
                 seen: set[int] = set()
                 for setting_arm, jobs, run in zip(arms, by_arm, runs, strict=True):
-                    if id(run.result) not in seen:  # the judge counts each gate call once
-                        seen.add(id(run.result))
+                    # The judge counts each gate call once (consensus and agree reorder or
+                    # withhold round 0's judged candidates: the same call).
+                    if id(run.result.judged) not in seen:
+                        seen.add(id(run.result.judged))
                         self.judge.remember(query, run.result, spec)
                     noisy_arm = setting_arm.kind is ArmKind.NOISY_ASK
                     jobs.append(job_of(query, run, draw, indices, noisy=noisy_arm))

@@ -29,8 +29,9 @@ __all__ = [
     "Ties",
 ]
 
-SUMMARY_VERSION = 5  # 2: faults; 3: validation; 4: arms by kind, draws, ties, asking, sweep;
-# 5: roles, consensus and noisy-ask arms (ask -> oracle-ask), misses per draw, near clones
+SUMMARY_VERSION = 6  # 2: faults; 3: validation; 4: arms by kind, draws, ties, asking, sweep;
+# 5: roles, consensus and noisy-ask arms (ask -> oracle-ask), misses per draw, near clones;
+# 6: agree arms
 DIGITS = 4
 
 
@@ -165,7 +166,8 @@ class ArmSummary(BaseModel):
     name: str
     system: str
     kind: str = Field(
-        description="ungated, structural, upper-bound, visible, consensus, noisy-ask, oracle-ask"
+        description="ungated, structural, upper-bound, visible, consensus, agree, noisy-ask,"
+        " oracle-ask"
     )
     role: str = Field(
         description="retriever, baseline (runs no code), result (a deployed agent can have it)"
@@ -219,7 +221,7 @@ class Headline(BaseModel):
     shortcut_wins: bool | None = Field(
         default=None,
         description="the best shortcut acts on correct code at least as often as every honest"
-        " gate arm (visible<N>, consensus, noisy-ask)",
+        " gate arm (visible<N>, consensus, agree, noisy-ask)",
     )
     versus_shortcut: ShortcutComparison | None = None
     upper_bounds: str | None = Field(

@@ -54,7 +54,7 @@ def test_eval_of_a_pool_folder_writes_every_output(tmp_path: Path) -> None:
     names = sorted(p.name for p in (out / "results").iterdir())
     expected = [
         "bm25", "bm25+structural", "bm25+upper-bound", "bm25+visible1", "bm25+visible1+consensus",
-        "bm25+visible1+noisy-ask1", "bm25+visible1+oracle-ask1",
+        "bm25+visible1+agree", "bm25+visible1+noisy-ask1", "bm25+visible1+oracle-ask1",
     ]  # fmt: skip
     assert names == sorted(f"{name}.json" for name in expected)
     for name in names:
@@ -64,6 +64,7 @@ def test_eval_of_a_pool_folder_writes_every_output(tmp_path: Path) -> None:
     assert [arm["name"] for arm in summary["arms"]] == expected
     assert "-> visible1+noisy-ask1 " in headline and "(silent buggy " in headline
     assert "-> visible1+consensus " in headline and "sign test p = " in headline
+    assert "-> visible1+agree " in headline
     assert summary["arms"][3]["draws"] == 2
     assert (out / "report.md").is_file() and (out / "report.html").is_file()
 
@@ -100,7 +101,8 @@ def test_no_arguments_runs_the_builtin_pool_dense_and_gated(
     assert "(runs no code)" in headline and "dense-minilm upper bounds" in headline
     assert f"dense-minilm on builtin: {small_builtin} queries" in result.stdout
     rows = {line.split()[0] for line in lines if line.startswith(" ") and line.strip()}
-    for arm in ["ungated", "+structural", "+upper-bound", "+visible1", "+visible1+consensus"]:
+    shown = ["ungated", "+structural", "+upper-bound", "+visible1", "+visible1+consensus"]
+    for arm in [*shown, "+visible1+agree"]:
         assert arm in rows, arm
     assert (cache_dir / "eval-index").is_dir()  # the dense index is kept for the next run
     again = runner.invoke(app, ["eval"])

@@ -1,5 +1,5 @@
-"""The honest arms' pure parts on hand-made inputs (no sandbox): consensus clusters, the noisy
-answerer, hidden-test inputs, the sign test and the headline's wrap."""
+"""The honest arms' pure parts on hand-made inputs (no sandbox): consensus clusters, agree, the
+noisy answerer, hidden-test inputs, the sign test and the headline's wrap."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from guardrail.sandbox.runner.observing import key_of
 from guardrail.spec import Spec
 from guardrail.verdict import Observation, Reason, Status, Verdict
 from guardrail_eval.answerers import hidden_inputs, is_wrong, noisy_answerer, probe_key
-from guardrail_eval.consensus import consensus_clusters, consensus_result
+from guardrail_eval.consensus import agree_result, consensus_clusters, consensus_result
 from guardrail_eval.headline import WIDTH, wrap_segments
 from guardrail_eval.stats import mcnemar_paired, sign_test
 
@@ -67,6 +67,15 @@ def test_consensus_hands_over_the_largest_clusters_best_member_first() -> None:
     assert consensus_result(result, None) is result  # nothing probed: the gate's order
     agreeing = probing.model_copy(update={"observations": ((_value(0),),) * 4})
     assert [i.retrieval_rank for i in consensus_result(result, agreeing).kept] == [0, 1, 2, 3]
+
+
+def test_agree_hands_over_nothing_when_the_gate_has_a_question() -> None:
+    judged = tuple(_gated(rank) for rank in range(3))
+    result = GateResult(policy=Policy.RERANK, judged=judged, kept=judged)
+    agreed = agree_result(result)
+    assert agreed.policy is Policy.AGREE and agreed.kept == judged  # no question: all verified
+    asked = agree_result(result.model_copy(update={"question": _question(1, 2)}))
+    assert asked.kept == () and asked.judged == judged and asked.abstained
 
 
 def _question(*values: object) -> Question:

@@ -152,13 +152,13 @@ def test_a_forced_rerun_leaves_no_stale_result_next_to_the_new_summary(tmp_path:
     arguments += ["--draws", "1"]
     first = runner.invoke(app, [*arguments, "--questions", "1"])
     assert first.exit_code == 0, first.output
-    assert len(list((out / "results").iterdir())) == 7  # ... and noisy-ask1, oracle-ask1
+    assert len(list((out / "results").iterdir())) == 8  # ... and noisy-ask1, oracle-ask1
     again = runner.invoke(app, [*arguments, "--questions", "0"])
     assert again.exit_code == 2, again.output
     forced = runner.invoke(app, [*arguments, "--questions", "0", "--force"])
     assert forced.exit_code == 0, forced.output
     arms = ["bm25", "bm25+structural", "bm25+upper-bound", "bm25+visible1"]
-    arms.append("bm25+visible1+consensus")
+    arms += ["bm25+visible1+consensus", "bm25+visible1+agree"]
     names = sorted(path.name for path in (out / "results").iterdir())
     assert names == sorted(f"{arm}.json" for arm in arms)
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.docker
 FIXTURES = Path(__file__).parent / "fixtures"
 RELEASE = FIXTURES / "release"
 RESULTS = RELEASE / "results" / "fixture__toy-minilm.json"
-ARMS = ["", "+structural", "+upper-bound", "+visible1", "+visible1+consensus"]
+ARMS = ["", "+structural", "+upper-bound", "+visible1", "+visible1+consensus", "+visible1+agree"]
 ARMS += [f"+visible1+{who}-ask{q}" for who in ("noisy", "oracle") for q in (1, 2)]
 SWEEP = [f"+visible{n}" for n in range(2, 6)]  # the fixture's suites have 5 tests
 RESULT_FILES = [
@@ -299,7 +299,7 @@ def test_ask_arms_follow_the_rounds_and_silent_buggy_recomputes(run: EvalRun, ou
     assert any(outcome.questions for outcome in two.outcomes)  # the oracle answered some
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     for arm in summary["arms"]:
-        if arm["kind"] not in {"visible", "consensus", "noisy-ask", "oracle-ask"}:
+        if arm["kind"] not in {"visible", "consensus", "agree", "noisy-ask", "oracle-ask"}:
             assert arm["asking"] is None
             continue
         results = load_results(out / arm["results_file"])
@@ -375,7 +375,7 @@ def test_the_best_shortcut_stands_beside_the_gate_and_says_when_it_wins(
                 arm
                 for arm in summary.arms
                 if arm.system == headline.system
-                and arm.kind in {"visible", "consensus", "noisy-ask"}
+                and arm.kind in {"visible", "consensus", "agree", "noisy-ask"}
             ),
             key=lambda arm: arm.agent.correct,
         )
@@ -408,6 +408,14 @@ def test_the_honest_arms_and_the_shortcut_test_recompute_from_the_files(out: Pat
             assert sorted(ids_a) == sorted(ids_b)
             if (b.model_extra or {})["silent"]:
                 assert ids_a == ids_b
+        # agree hands over what the gate kept when it raised no question, else nothing
+        withheld = entries(f"{system}+visible1+agree")
+        for a, b in zip(plain, withheld, strict=True):
+            ids_b = [item.corpus_id for item in b.ranked()]
+            if (b.model_extra or {})["silent"]:
+                assert ids_b == [item.corpus_id for item in a.ranked()]
+            else:
+                assert ids_b == []
         # a noisy answerer that was never wrong took the oracle's path
         for q in (1, 2):
             noisy, oracle = (entries(f"{system}+visible1+{w}-ask{q}") for w in ("noisy", "oracle"))

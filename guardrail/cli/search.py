@@ -80,7 +80,8 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
         Policy,
         typer.Option(
             help="rerank: verified, then unverifiable; filter: verified only;"
-            " abstain: nothing unless something verified."
+            " abstain: nothing unless something verified; agree: as abstain, and nothing when"
+            " the verified disagree on an input (the question says what to test)."
         ),
     ] = Policy.RERANK,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -110,7 +111,8 @@ def search(  # noqa: PLR0917 - Typer maps parameters to options; callers never p
 
     Failed candidates are never handed over (they are listed as dropped; candidates the policy
     kept beyond -k are left out). When verified candidates disagree on an input the gate tried,
-    the question follows the table, with a test to add for each answer. Exit code 0 when
+    the question follows the table, with a test to add for each answer (under --policy agree
+    they are withheld, listed as withheld, until a test settles it). Exit code 0 when
     something is handed over, 1 when nothing is, 2 on bad input, 3 when the sandbox is
     unavailable. With --server (or $GUARDRAIL_SERVER), a `guardrail serve` searches its own
     index and judges: the same output and exit codes, in a fraction of the time.
@@ -229,8 +231,13 @@ def _render(  # noqa: PLR0917 - one search's answer and how to show it
             row_of(str(rank), item, sources[item.retrieval_rank].value, dropped=False)
             for rank, item in enumerate(handed, 1)
         ]
-        rows += [
-            row_of("dropped", item, sources[item.retrieval_rank].value, dropped=True)
+        rows += [  # verified and not handed over: withheld by ``agree`` (they disagree)
+            row_of(
+                "withheld" if item.verdict.verified else "dropped",
+                item,
+                sources[item.retrieval_rank].value,
+                dropped=True,
+            )
             for item in shown_dropped
         ]
         console.print(

@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
-from guardrail.gate import GatedCandidate, GateResult
+from guardrail.gate import GatedCandidate, GateResult, Policy
 from guardrail.safetext import one_line
 from guardrail.verdict import Verdict
 
@@ -140,9 +140,13 @@ def render(
 
 
 def caption(result: GateResult, handed: list[GatedCandidate]) -> str:
-    """``policy rerank: 2 handed over (1 failed, 2 verified)``."""
+    """``policy rerank: 2 handed over (1 failed, 2 verified)``; under ``agree``, when the
+    verified disagree, it says they were withheld."""
     counts: dict[str, int] = {}
     for item in result.judged:
         counts[item.verdict.status.value] = counts.get(item.verdict.status.value, 0) + 1
     summary = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
-    return f"policy {result.policy.value}: {len(handed)} handed over ({summary or 'no results'})"
+    said = f"policy {result.policy.value}: {len(handed)} handed over ({summary or 'no results'})"
+    if result.policy is Policy.AGREE and result.question is not None:
+        said += "; the verified disagree: withheld, see the question"
+    return said

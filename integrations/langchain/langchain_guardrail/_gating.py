@@ -39,7 +39,7 @@ __all__ = [
     "verdict_of",
 ]
 
-PolicyName: TypeAlias = Literal["rerank", "filter", "abstain"]
+PolicyName: TypeAlias = Literal["rerank", "filter", "abstain", "agree"]
 
 TestProvider: TypeAlias = Callable[[str, Document], Sequence[str] | Spec | None]
 """``(query, document) -> tests``: tests for one retrieved document, or ``None`` to fall back to
@@ -71,7 +71,8 @@ class GateSettings(BaseModel):
     """The core `Gate` that runs candidates in the sandbox, or a `guardrail.client.RemoteGate`
     (a ``guardrail serve`` shared by many agents)."""
     policy: Policy | PolicyName | None = None
-    """``rerank``, ``filter`` or ``abstain`` (stored as a `Policy`); ``None``: the gate's own."""
+    """``rerank``, ``filter``, ``abstain`` or ``agree`` (stored as a `Policy`); ``None``: the
+    gate's own."""
     tests: Tests | None = None
     """Tests every candidate must pass (test statements, or a `Spec`)."""
     test_provider: TestProvider | None = None
@@ -134,12 +135,13 @@ def gated_documents(
     and the gate's question (``metadata["guardrail_question"]``, when it asked); host paths left
     out of their metadata unless ``include_paths`` (`public_metadata`).
 
-    The Documents it dropped for failing go to an open `guardrail.integration.collecting_dropped`
+    The Documents it dropped for failing (or withheld under ``agree``: verified, but they
+    disagree), with the question, go to an open `guardrail.integration.collecting_dropped`
     (the tool explains an empty answer with them), never into the list returned.
     """
     question = question_metadata(result)
     report_dropped(
-        _with_verdict(document, metadata, {}, include_paths)
+        _with_verdict(document, metadata, question, include_paths)
         for document, metadata in plan.dropped(result)
     )
     return [

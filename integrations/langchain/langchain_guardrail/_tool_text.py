@@ -9,7 +9,9 @@ function that exists but could not run here for want of its module, rather than 
 When nothing passed and candidates ran and failed (``dropped``), the first sentence says how
 many, then the first failing test and what each candidate returned there, and whether they agree
 (`guardrail.verdict_text.all_failed`): a test that expects the wrong value reads differently from
-code the index lacks. Their code is not shown.
+code the index lacks. When candidates passed but were withheld because they disagree (the
+``agree`` policy), it says so, with the gate's question (`guardrail.verdict_text.disagreeing`).
+Their code is not shown.
 
 When the gate asked (the verified results disagree on an input), its question follows the first
 sentence, with a ready-to-paste test for each answer.
@@ -31,11 +33,12 @@ from guardrail.integration import METADATA_KEY, question_from_metadata
 from guardrail.safetext import clean, one_line
 from guardrail.sources import SpecSource
 from guardrail.verdict_text import (
-    all_failed,
+    decide,
     describe,
     is_verified,
     lacks_context,
     location,
+    nothing_handed_over,
     where_it_lives,
 )
 
@@ -73,7 +76,8 @@ def render_for_llm(
     quoted = one_line(repr(query))
     head = _head(quoted, documents, yours, bool(tests))
     if dropped and not any(is_verified(_verdict(d)) for d in documents):
-        failed = all_failed(quoted, [(_verdict(d), d.metadata) for d in dropped], yours=yours)
+        pairs = [(_verdict(d), d.metadata) for d in dropped]
+        failed = nothing_handed_over(quoted, pairs, yours=yours)
         # Code that could not run for want of its module still matters: it follows.
         lacking = any(lacks_context(_verdict(d)) for d in documents)
         head = f"{failed}\n{head}" if lacking else failed
@@ -88,9 +92,7 @@ def _question(documents: Sequence[Document]) -> list[str]:
         return []
     return [
         "The verified results do not agree, so passing your tests does not settle which is"
-        " right. Decide (or ask the user) which answer below is wanted, add its test to your"
-        " tests and call this tool again; until then do not rely on any single result.\n"
-        + question.render()
+        f" right. {decide()}\n" + question.render()
     ]
 
 

@@ -7,7 +7,8 @@ Swapping it in is one line::
 Each returned Document carries its verdict under ``metadata["guardrail"]`` (see
 `langchain_guardrail.verdict_of`). Verified code comes first; code that failed its tests is never
 returned; code with no tests to run is returned after verified code under the ``rerank`` policy,
-not at all under ``filter``, and ``abstain`` returns nothing when nothing verified.
+not at all under ``filter``, and ``abstain`` returns nothing when nothing verified; ``agree``
+returns nothing either when the verified results disagree on an input the gate tried.
 """
 
 from __future__ import annotations

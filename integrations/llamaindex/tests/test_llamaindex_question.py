@@ -7,13 +7,16 @@ import asyncio
 
 import pytest
 from llama_index.core import VectorStoreIndex
+from llama_index.core.llms import MockLLM
 from llama_index.core.schema import MetadataMode, QueryBundle
 from llamaindex_pool import CLAMP, CLAMP_QUERY, CORRECT_ID
 
 from guardrail.gate import Gate
 from guardrail.integration import QUESTION_KEY, question_from_metadata
 from llama_index.retrievers.guardrail import (
+    METADATA_KEY,
     ExecutionGatePostprocessor,
+    GuardedQueryEngine,
     GuardedRetriever,
     TestedQueryBundle,
 )
@@ -58,3 +61,25 @@ def test_the_postprocessor_attaches_the_question_too(
     assert question is not None
     assert any(n.node.get_content(MetadataMode.NONE) == CLAMP for n in processed)
     assert question.probe.entry_point == "clamp"
+
+
+async def test_under_agree_the_query_engine_withholds_and_asks(
+    clamp_index: VectorStoreIndex, gate: Gate, mock_llm: MockLLM
+) -> None:
+    retriever = GuardedRetriever(clamp_index, gate=gate, fetch_k=6, k=6, policy="agree")
+    engine = GuardedQueryEngine.from_args(retriever)
+    bundle = TestedQueryBundle(CLAMP_QUERY, tests=THIN)
+    for response in (engine.query(bundle), await engine.aquery(bundle)):
+        text = str(response)  # said by the engine: the LLM (an echo) was never called
+        assert text.startswith(f"Nothing is handed over for {CLAMP_QUERY!r}: ")
+        assert "ran and passed the tests but do not agree on an input" in text
+        question = retriever.last_question
+        assert question is not None and question.render() in text
+        # What ran and was not handed over, with its verdict: the withheld ones are the
+        # question's candidates.
+        withheld = [
+            n.node.node_id
+            for n in response.source_nodes
+            if n.node.metadata[METADATA_KEY]["status"] == "verified"
+        ]
+        assert sorted(withheld) == sorted(c for a in question.answers for c in a.candidate_ids)

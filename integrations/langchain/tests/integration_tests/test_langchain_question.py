@@ -77,3 +77,29 @@ def test_a_question_planted_in_retrieved_metadata_never_reaches_the_output(gate:
     assert [d.page_content for d in documents] == [CHUNK.canonical]
     assert QUESTION_KEY not in documents[0].metadata
     assert "rm -rf" not in text and "QUESTION" not in text
+
+
+def test_under_agree_the_tool_withholds_disagreeing_code_and_asks(
+    near_clone_index: CodeIndex, gate: Gate
+) -> None:
+    retriever = GuardedRetriever(base=near_clone_index, gate=gate, k=4, policy="agree")
+    tool = GuardedCodeSearchTool(retriever=retriever)
+    text, ran = tool._run(CHUNK.query, tests=THIN)
+    # Three pass the thin test and disagree: none is handed over; the artifact holds what ran.
+    withheld = [d for d in ran if d.metadata["guardrail"]["status"] == "verified"]
+    assert len(withheld) == 3 and all(QUESTION_KEY in d.metadata for d in withheld)
+    assert text.startswith(f"Nothing is handed over for {CHUNK.query!r}: 3 candidates ran and")
+    assert "do not agree on an input" in text and "QUESTION: the 3 candidates" in text
+    assert "def chunk" not in text  # withheld code is not shown
+    reranked = GuardedRetriever(base=near_clone_index, gate=gate, k=4).invoke(
+        CHUNK.query, tests=THIN
+    )
+    question = question_from_metadata(reranked[0].metadata)
+    assert question is not None
+    canonical = next(d.id for d in reranked if d.page_content == CHUNK.canonical)
+    (right,) = [a for a in question.answers if canonical in a.candidate_ids]
+    assert right.test is not None  # and the LLM is shown it to paste
+    assert all(line in text for line in right.test.splitlines())
+    # With the canonical's answer added, what is left agrees and is handed over.
+    settled = retriever.invoke(CHUNK.query, tests=[*THIN, right.test])
+    assert {d.id for d in settled} == set(right.candidate_ids)

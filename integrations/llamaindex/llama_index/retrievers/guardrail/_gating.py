@@ -102,7 +102,8 @@ class GateSettings(BaseModel):
     """The core `Gate` that runs candidates in the sandbox (default ``Gate()``, Docker), or a
     `guardrail.client.RemoteGate` (a ``guardrail serve`` shared by many agents)."""
     policy: Policy | None = None
-    """``rerank``, ``filter`` or ``abstain``; ``None`` uses the gate's own policy."""
+    """``rerank``, ``filter``, ``abstain`` or ``agree`` (`guardrail.Policy`); ``None`` uses the
+    gate's own policy."""
     tests: Tests | None = None
     """Tests every candidate must pass (test statements, or a `Spec`)."""
     test_provider: TestProvider | None = Field(default=None, exclude=True)
@@ -153,14 +154,15 @@ def gated_nodes(
     LlamaIndex step that sorts by score (fusion, a reranker's cut-off) keeps verified code first;
     the retriever's own similarity stays in the verdict as ``retrieval_score``. Host paths are
     left out of the metadata unless ``include_paths`` (`guardrail.integration.public_metadata`).
-    The nodes it dropped for failing go, with their verdicts, to an open
+    The nodes it dropped for failing (or withheld under ``agree``) go, with their verdicts and
+    the question, to an open
     `guardrail.integration.collecting_dropped` (the query engine explains an empty answer with
     them), never into the list returned.
     """
     kept = plan.kept(result, limit)
     question = question_metadata(result)
     report_dropped(
-        _with_verdict(node, metadata, {}, score=0.0, include_paths=include_paths)
+        _with_verdict(node, metadata, question, score=0.0, include_paths=include_paths)
         for node, metadata in plan.dropped(result)
     )
     return [

@@ -66,8 +66,9 @@ class GuardedRetriever(BaseRetriever):
             results), any LlamaIndex `BaseRetriever`, or a guardrail `CodeIndex`.
         gate: the core `Gate` (sandbox, verdict cache, default policy). Default: ``Gate()``, a
             Docker sandbox with the user verdict cache.
-        policy: ``rerank`` (verified, then unverifiable), ``filter`` (verified only) or
-            ``abstain`` (nothing unless something verified); default: the gate's policy.
+        policy: ``rerank`` (verified, then unverifiable), ``filter`` (verified only),
+            ``abstain`` (nothing unless something verified) or ``agree`` (as ``abstain``, and
+            nothing when the verified disagree on an input); default: the gate's policy.
         fetch_k: how many of the top results are verified. A `BaseRetriever` decides how many
             it returns (``similarity_top_k``) and its first ``fetch_k`` are verified: configure
             it to return at least that many.

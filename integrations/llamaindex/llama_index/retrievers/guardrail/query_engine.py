@@ -1,10 +1,11 @@
 """`GuardedQueryEngine`: a `RetrieverQueryEngine` that says so when nothing was verified.
 
-Under the ``filter`` and ``abstain`` policies a gated retriever (or postprocessor) may keep no
-node, and LlamaIndex's synthesizers then answer "Empty Response", which reads like a failure of
-the engine rather than a verdict on the code. This engine answers with an explicit sentence
-instead (`nothing_verified`: when candidates ran and failed, how many, the first failing test
-and what each returned), without calling the LLM; when nodes are kept it is a plain
+Under the ``filter``, ``abstain`` and ``agree`` policies a gated retriever (or postprocessor) may
+keep no node, and LlamaIndex's synthesizers then answer "Empty Response", which reads like a
+failure of the engine rather than a verdict on the code. This engine answers with an explicit
+sentence instead (`nothing_verified`: when candidates ran and failed, how many, the first failing
+test and what each returned; when they passed but disagree, the gate's question), without
+calling the LLM; when nodes are kept it is a plain
 `RetrieverQueryEngine` (each node's text carries its verdict line)::
 
     engine = GuardedQueryEngine.from_args(GuardedRetriever(index, gate=Gate(), policy="filter"))
@@ -26,7 +27,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from guardrail.integration import METADATA_KEY, collecting_dropped
 from guardrail.safetext import one_line
-from guardrail.verdict_text import all_failed
+from guardrail.verdict_text import nothing_handed_over
 from llama_index.retrievers.guardrail.base import TestedQueryBundle
 
 __all__ = ["GuardedQueryEngine", "nothing_verified"]
@@ -36,11 +37,12 @@ dispatcher = get_dispatcher(__name__)
 
 def nothing_verified(query_bundle: QueryBundle, dropped: Sequence[NodeWithScore] = ()) -> str:
     """The answer when the gate kept no code for ``query_bundle``; ``dropped`` are the nodes
-    it dropped because they ran and failed (with their verdicts): then it says how many, the
-    first failing test and what each returned there (`guardrail.verdict_text.all_failed`)."""
+    it did not hand over although they ran (with their verdicts): when they failed, how many,
+    the first failing test and what each returned there; when they passed but disagree (the
+    ``agree`` policy), the gate's question (`guardrail.verdict_text.nothing_handed_over`)."""
     quoted = one_line(repr(query_bundle.query_str))
     if dropped:
-        return all_failed(
+        return nothing_handed_over(
             quoted,
             [(_verdict(node), node.node.metadata) for node in dropped],
             yours="the tests",
