@@ -122,6 +122,23 @@ def test_plain_progress_lines_say_count_elapsed_and_time_left(
     ]
 
 
+def test_staged_progress_gives_each_stage_its_own_lines(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clock = iter([0.0, 0.0, 1.0, 1.0, 2.0])
+    monkeypatch.setattr(time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(common.err_console, "_force_terminal", False)
+    with progress.stage_progress("done") as hook:
+        hook("checking labels", 0, 4)  # 0.0 starts the stage, 0.0 its first line
+        hook("bm25: gating", 0, 2)  # 1.0, 1.0: a stage of its own, its own first line
+        hook("checking labels", 4, 4)  # 2.0: the end of a stage, always
+    assert capsys.readouterr().err.splitlines() == [
+        "checking labels: 0/4 done, 0 s elapsed",
+        "bm25: gating: 0/2 done, 0 s elapsed",
+        "checking labels: 4/4 done, 2 s elapsed",
+    ]
+
+
 @pytest.mark.parametrize(
     ("seconds", "shown"),
     [(0.4, "0 s"), (59.6, "1 min 00 s"), (185, "3 min 05 s"), (3725, "1 h 02 min")],

@@ -26,23 +26,14 @@ contradiction), and the error line names the first few.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.text import Text
 
-from guardrail.cli.common import console, err_console, fail, reporting_errors
+from guardrail.cli.common import console, fail, reporting_errors
 from guardrail.cli.interrupts import removing_containers_on_signals
 from guardrail.cli.options import (
     BackendOption,
@@ -53,6 +44,7 @@ from guardrail.cli.options import (
     TimeoutOption,
     build_gate,
 )
+from guardrail.cli.progress import stage_progress
 from guardrail.gate import Policy
 from guardrail.safetext import clean, one_line
 from guardrail_eval.answerers import DEFAULT_NOISY_SHARE
@@ -477,28 +469,10 @@ def reporting_eval_errors() -> Iterator[None]:
             fail(str(error), hint=error.hint, code=EXIT_INCOMPLETE)
 
 
-@contextmanager
-def _progress() -> Iterator[EvalProgress]:
-    """A Rich progress bar per stage on a terminal (stderr); silent when piped."""
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-    )
-    tasks: dict[str, TaskID] = {}
-
-    def on_progress(stage: str, done: int, total: int) -> None:
-        if stage not in tasks:
-            tasks[stage] = progress.add_task(stage, total=total or None)
-        progress.update(tasks[stage], completed=done, total=total or None)
-
-    with progress:
-        yield on_progress
+def _progress() -> AbstractContextManager[EvalProgress]:
+    """A Rich progress bar per stage on a terminal (stderr); plain lines on stderr otherwise
+    (stage, done/total, elapsed, time left), so a log never goes quiet for minutes."""
+    return stage_progress("done")
 
 
 def _print_summary(summary: Summary, out: Path | None) -> None:

@@ -67,6 +67,10 @@ def test_eval_of_a_pool_folder_writes_every_output(tmp_path: Path) -> None:
     assert "-> visible1+agree " in headline
     assert summary["arms"][3]["draws"] == 2
     assert (out / "report.md").is_file() and (out / "report.html").is_file()
+    # Not a terminal: progress as plain lines on stderr, each stage to its end.
+    progress = result.stderr.splitlines()
+    gating = [line for line in progress if line.startswith("bm25: gating (visible1")]
+    assert gating and re.fullmatch(r".*: (\d+)/\1 done, \d+ s elapsed", gating[-1]), progress
 
 
 @pytest.mark.docker

@@ -1,6 +1,8 @@
 """Progress of long work, always: a Rich bar on a terminal, plain lines on stderr otherwise.
 
-`progress_hook` yields an ``on_progress(done, total)`` hook (`guardrail.index.ProgressHook`).
+`progress_hook` yields an ``on_progress(done, total)`` hook (`guardrail.index.ProgressHook`);
+`stage_progress` an ``on_progress(stage, done, total)`` hook for work in named stages (the
+eval: one bar, or one series of lines, per stage).
 On a terminal it drives a bar with the count, the time elapsed (from the first second) and the
 time left; when stderr is a file or a pipe (CI, ``2> log``) it prints a line such as
 ``embedding: 640/5000 snippets, 12 s elapsed, about 1 min 20 s left`` at the start, at most
@@ -15,7 +17,7 @@ from contextlib import contextmanager
 
 from guardrail.cli.common import err_console
 
-__all__ = ["PLAIN_EVERY_S", "duration", "progress_hook"]
+__all__ = ["PLAIN_EVERY_S", "duration", "progress_hook", "stage_progress"]
 
 PLAIN_EVERY_S = 10.0
 
@@ -43,7 +45,38 @@ def progress_hook(label: str, unit: str) -> Iterator[Callable[[int, int], None]]
 
 
 @contextmanager
+def stage_progress(unit: str) -> Iterator[Callable[[str, int, int], None]]:
+    """``on_progress(stage, done, total)``: a bar per stage on a terminal, else each stage's
+    plain lines (as `progress_hook`'s), counted in ``unit``; a stage starts at its first call."""
+    if err_console.is_terminal:
+        with _bars() as add:
+            yield _per_stage(add)
+    else:
+        yield _per_stage(lambda stage: _plain(stage, unit))
+
+
+def _per_stage(
+    start: Callable[[str], Callable[[int, int], None]],
+) -> Callable[[str, int, int], None]:
+    hooks: dict[str, Callable[[int, int], None]] = {}
+
+    def on_progress(stage: str, done: int, total: int) -> None:
+        if stage not in hooks:
+            hooks[stage] = start(stage)
+        hooks[stage](done, total)
+
+    return on_progress
+
+
+@contextmanager
 def _bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    with _bars() as add:
+        yield add(label)  # the clock runs from now, before any count
+
+
+@contextmanager
+def _bars() -> Iterator[Callable[[str], Callable[[int, int], None]]]:
+    """``add(label)`` starts a bar (count, elapsed, time left) and gives its hook."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -65,13 +98,17 @@ def _bar(label: str) -> Iterator[Callable[[int, int], None]]:
         console=err_console,
         transient=True,
     )
-    task = progress.add_task(label, total=None)  # the clock runs from now, before any count
 
-    def on_progress(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total or None)
+    def add(label: str) -> Callable[[int, int], None]:
+        task = progress.add_task(label, total=None)
+
+        def on_progress(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total or None)
+
+        return on_progress
 
     with progress:
-        yield on_progress
+        yield add
 
 
 def _plain(label: str, unit: str) -> Callable[[int, int], None]:
