@@ -47,6 +47,7 @@ from guardrail.probe_seeds import Call, doctest_calls, parsed, test_calls
 from guardrail.probe_values import hint_values, literal_text, mutations
 from guardrail.sandbox.runner.observing import OBSERVER
 from guardrail.sandbox.runner.static import plausible_functions
+from guardrail.settling import settled_call
 from guardrail.spec import Spec
 
 __all__ = ["Probe", "call_probe", "generate_probes"]
@@ -102,11 +103,16 @@ class Probe(BaseModel):
 
     @property
     def test(self) -> str:
-        """The probe test the judge runs: it records what the call gave, and what became of the
-        mutable arguments it passed (`runner.observing`)."""
+        """The probe test the judge runs on the entry point (`test_of`)."""
+        return self.test_of(self.entry_point)
+
+    def test_of(self, expression: str) -> str:
+        """The probe test calling ``expression`` (trusted text: a name, or the audit's callee)
+        on this input: the judge records what the call gave, settled (`guardrail.settling`:
+        the spec needs `SETTLE_SETUP` in its setup), and what became of the mutable arguments
+        it passed (`runner.observing`)."""
         parts = [*self.args, *(f"{name}={text}" for name, text in self.kwargs)]
-        call = f"lambda *a, **k: {self.entry_point}(*a, **k)"
-        return f"{OBSERVER}({', '.join([call, *parts])})"
+        return f"{OBSERVER}({', '.join([settled_call(expression), *parts])})"
 
 
 def _check_literal(text: str) -> None:
