@@ -154,11 +154,16 @@ def answer_test(probe: Probe, observation: Observation) -> str | None:
 
 
 def _raises_test(probe: Probe, name: str) -> str:
-    """The test that the call raises ``name`` (a builtin's family caught as itself)."""
+    """The test that the call raises ``name`` (a builtin's family caught as itself), at once or
+    at a returned iterator's first item, as the judge settled it: a generator runs no line of
+    its body before its first ``next``."""
     family = getattr(builtins, name, None)
     catch = "Exception" if isinstance(family, type) and issubclass(family, Exception) else None
     return (
-        f"try:\n    {probe.call}\nexcept {catch or 'BaseException'} as exc:\n"
+        f"try:\n    returned = {probe.call}\n"
+        "    if hasattr(returned, '__next__') and iter(returned) is returned:\n"
+        "        next(returned, None)\n"
+        f"except {catch or 'BaseException'} as exc:\n"
         f"    assert type(exc).__name__ == {name!r}, f'raised {{type(exc).__name__}}'\n"
         f"else:\n    raise AssertionError('expected {name}, nothing was raised')"
     )
