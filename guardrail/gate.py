@@ -27,6 +27,7 @@ from guardrail.precheck import precheck_verdict
 from guardrail.probes import Probe, generate_probes
 from guardrail.questions import Question, observations_of, pick_question
 from guardrail.sandbox.base import Sandbox
+from guardrail.settling import SETTLE_SETUP
 from guardrail.spec import Spec
 from guardrail.verdict import Observation, Reason, Status, Verdict
 
@@ -286,8 +287,10 @@ class Gate:
     ) -> list[list[Observation]]:
         """What each code returns or raises on each probe, as the judge saw it: one sandbox job
         per code (with ``spec.setup`` and its module context, cached like any verdict), one
-        probe test per probe. A value that cannot be judged (a candidate object, a timeout, a
-        crash) is ``unjudged``, never compared.
+        probe test per probe. What a call gives is settled first (`guardrail.settling`:
+        coroutines run, iterators drained, tuples and lists item by item). A value that cannot
+        be judged (a candidate object that is not an iterator, an async generator, a timeout,
+        a crash) is ``unjudged``, never compared.
 
         Raises `SpecError` if a probe calls another name than ``spec.entry_point``, or if the
         probes and setup are too large for one job.
@@ -313,7 +316,7 @@ class Gate:
         ``retries`` times): one slow input (a huge size, a long loop) then costs its own
         answer, not the answers to every probe after it."""
         tests = [probe.test for probe in probes]
-        probe_spec = Spec.build(tests, spec.entry_point, spec.setup)
+        probe_spec = Spec.build(tests, spec.entry_point, SETTLE_SETUP + "\n" + spec.setup)
         verdicts = self.verify(codes, probe_spec, metadata=metadata)
         found = [observations_of(verdict, probes) for verdict in verdicts]
         for index, verdict in enumerate(verdicts):

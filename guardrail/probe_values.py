@@ -4,7 +4,8 @@ hint. Pure functions of their input (and a seeded `random.Random`), used by `gua
 Every value is plain literal data (what ``ast.literal_eval`` builds), so it crosses the sandbox
 as data and its ``repr`` is its source text. Mutations are single edits, the kind a near-clone's
 bug reacts to: a boundary (``0``, ``-1``, ``±1``, empty), one element dropped, added or
-duplicated, the order reversed, one character changed, a flag flipped.
+duplicated, the order reversed, one character changed, a flag flipped, a dict entry dropped
+or added.
 """
 
 from __future__ import annotations
@@ -154,6 +155,19 @@ def _dict_mutations(value: dict[Any, Any], rng: random.Random) -> Iterator[dict[
     yield {k: v for k, v in value.items() if k != keys[0]}  # one entry dropped
     for variant in _first_few(mutations(value[keys[0]], rng), 2):  # one value edited
         yield {**value, keys[0]: variant}
+    last = keys[-1]
+    fresh = [k for k in _first_few(mutations(last, rng), 6) if _hashable(k) and k not in value]
+    if fresh:  # one entry added: a new key of the last one's kind, with its value
+        yield {**value, fresh[0]: value[last]}
+
+
+def _hashable(value: Any) -> bool:
+    """Whether ``value`` can be a dict key or a set element."""
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _first_few(values: Iterator[Any], count: int) -> list[Any]:

@@ -16,8 +16,11 @@ one on which they disagree (`guardrail.questions`). The inputs come, in this ord
    254, 255, 256; constants only some candidates have first); an empty argument given values
    of its type from the other calls and the parameter's annotation; taken round-robin over
    the calls and their arguments so every one gets edited within the cap; each parameter a
-   call leaves to its default passed, set to the default's edits; then, while the cap allows,
-   two arguments edited at once;
+   call leaves to its default passed, set to the default's edits; an argument set to a member
+   of a container argument (an element, a key, a character: ``in``, ``.get`` and index bugs
+   show only then), also of the container's first edits; then, while the cap allows, two
+   arguments edited at once. A range argument of 1-2 (``f(range(5))``, no literal text to
+   probe with) is probed as its list, and edited as one;
 4. ``type-hint``: only when 1-2 found no argument to edit, example values of the candidates'
    parameter annotations (``int``, ``str``, ``list[int]``, ``dict[str, int] | None``...), one
    parameter varied at a time;
@@ -47,6 +50,7 @@ from guardrail.probe_seeds import Call, doctest_calls, parsed, test_calls
 from guardrail.probe_values import hint_values, literal_text, mutations
 from guardrail.sandbox.runner.observing import OBSERVER
 from guardrail.sandbox.runner.static import plausible_functions
+from guardrail.settling import settled_call
 from guardrail.spec import Spec
 
 __all__ = ["Probe", "call_probe", "generate_probes"]
@@ -59,6 +63,7 @@ _GUESSES: tuple[Any, ...] = ([3, 1, 2], 2, "abc", 0, [], -1, "", [1, 1], (1, 2),
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 _MUTATIONS_PER_ARGUMENT = 22
 _PAIRED = 5  # mutations of each argument crossed in two-argument edits
+_MEMBER_EDITS = 2  # edits of a container whose members are also tried as another argument
 
 
 class Probe(BaseModel):
@@ -102,11 +107,16 @@ class Probe(BaseModel):
 
     @property
     def test(self) -> str:
-        """The probe test the judge runs: it records what the call gave, and what became of the
-        mutable arguments it passed (`runner.observing`)."""
+        """The probe test the judge runs on the entry point (`test_of`)."""
+        return self.test_of(self.entry_point)
+
+    def test_of(self, expression: str) -> str:
+        """The probe test calling ``expression`` (trusted text: a name, or the audit's callee)
+        on this input: the judge records what the call gave, settled (`guardrail.settling`:
+        the spec needs `SETTLE_SETUP` in its setup), and what became of the mutable arguments
+        it passed (`runner.observing`)."""
         parts = [*self.args, *(f"{name}={text}" for name, text in self.kwargs)]
-        call = f"lambda *a, **k: {self.entry_point}(*a, **k)"
-        return f"{OBSERVER}({', '.join([call, *parts])})"
+        return f"{OBSERVER}({', '.join([settled_call(expression), *parts])})"
 
 
 def _check_literal(text: str) -> None:
@@ -133,6 +143,7 @@ def generate_probes(
 
     seeds = [(call, "test") for call in test_calls(spec)]
     seeds += [(call, "doctest") for tree in trees for call in doctest_calls(tree, spec)]
+    seeds = [(_listed(call), origin) for call, origin in seeds]
     for call, origin in seeds:
         add(call, origin)  # type: ignore[arg-type]  # the two literals above
     functions = [_function(tree, spec.entry_point) for tree in trees]
@@ -151,6 +162,7 @@ def generate_probes(
     groups += [_related(call) for call, _ in seeds]
     groups += [_equalled(call) for call, _ in seeds]
     groups += [_defaults_edited(call, functions, rng) for call, _ in seeds]
+    groups += [_members(call, rng) for call, _ in seeds]
     pairs = [
         _pair_edits(call, first, second, rng)
         for call, _ in seeds
@@ -185,6 +197,39 @@ def call_probe(entry_point: str, call: Call, origin: Origin) -> Probe | None:
         kwargs=tuple((n, t) for n, t in named if t is not None),
         origin=origin,
     )
+
+
+def _listed(call: Call) -> Call:
+    """``call`` with each range argument (``f(range(5))``, which has no literal text to probe
+    with) as its list: code that indexes, slices or iterates what it is given takes either."""
+    args, kwargs = call
+
+    def listed(value: Any) -> Any:
+        return list(value) if type(value) is range else value
+
+    return [listed(v) for v in args], [(n, listed(v)) for n, v in kwargs]
+
+
+def _members(call: Call, rng: random.Random) -> Iterator[Call]:
+    """``call`` with an argument set to a member of a container argument (an element, a key,
+    a character; the first and last, of the container as given and of its first edits), when
+    the member has the argument's type: ``in``, ``.get`` and index bugs show only on a value
+    the container holds."""
+    containers = [
+        p for p in _positions(call) if type(_argument(call, p)) in (list, tuple, dict, set, str)
+    ]
+    for held in containers:
+        given = _argument(call, held)
+        edits = itertools.islice((v for v in mutations(given, rng) if v), _MEMBER_EDITS)
+        for container in [given, *edits]:
+            edited = next(_replaced(call, held, iter([container])))
+            members = list(container)
+            for other in _positions(call):
+                current = _argument(call, other)
+                if other == held:
+                    continue
+                alike = [m for m in members if type(m) is type(current) and m != current]
+                yield from _replaced(edited, other, iter(alike[:1] + alike[-1:]))
 
 
 def _positions(call: Call) -> list[int | str]:

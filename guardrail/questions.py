@@ -8,6 +8,13 @@ earliest probe), with each distinct answer, who gives it, and a test that fixes 
 into the spec: ``assert f(3) == [1, 2]`` when the value's text reads back as a literal with the
 same equality key, a ``try``/``except``/``else`` test for "raises X", else no test.
 
+What a call gave is settled before it is compared (`guardrail.settling`): an iterator is
+drained, and its answer reads "yields [1, 2, 3]" ("and more" past the drain limit, "then
+raises X" when draining raised), with the test ``assert list(f(3)) == [1, 2, 3]`` when it was
+exhausted (a prefix or a late raise has no ready-made test); a coroutine is run, and its answer
+reads "... once awaited" (no ready-made test: a test's own ``asyncio.run`` cannot drive the
+candidate's coroutine from the judge).
+
 Candidate-made text (ids, values, exception names) is data: `Question.render` gives plain text
 whose every such string is `guardrail.safetext` clean and capped; never print it as markup.
 """
@@ -19,11 +26,12 @@ import builtins
 import math
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from guardrail.probes import Probe
 from guardrail.safetext import clean, one_line
 from guardrail.sandbox.runner.observing import key_of
+from guardrail.settling import NOT_COMPARED_ERROR, plain, read, unwrapped
 from guardrail.verdict import Observation, Verdict
 
 __all__ = ["Answer", "Observation", "Question", "answer_test", "observations_of", "pick_question"]
@@ -37,7 +45,16 @@ class Answer(BaseModel):
     observation: Observation
     candidate_ids: tuple[str, ...]
     retrieval_ranks: tuple[int, ...]
-    test: str | None  # a test asserting this answer; None when the value has no literal form
+    test: str | None  # a test asserting this answer; None when no literal assert says it
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def words(self) -> str:
+        """The answer in words: ``returns [1, 2]``, ``raises ValueError``, ``yields [1, 2]``
+        (`guardrail.settling.Reading.words`); never the judge's tagged text."""
+        if self.observation.kind == "value":
+            return read(self.observation.text).words
+        return f"{self.observation.kind} {self.observation.text}"
 
 
 class Question(BaseModel):
@@ -72,7 +89,7 @@ class Question(BaseModel):
                 f"{'s' if count != 1 else ''}: {who}"
             )
             if answer.test is None:
-                lines.append("     (no ready-made test: the value has no literal form)")
+                lines.append("     (no ready-made test: no literal assert says this answer)")
             else:
                 lines.append("     test:")
                 lines += [f"       {line}" for line in clean(answer.test, 3000).splitlines()]
@@ -85,7 +102,7 @@ _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 def _shown(probe: Probe, observation: Observation) -> str:
     if observation.kind == "raises":
         return f"raises {observation.text}"
-    shown = f"returns {one_line(observation.text, 300)}"
+    shown = one_line(read(observation.text).words, 300)
     if _changes_arguments(probe, observation):
         states = ", ".join(one_line(text, 200) for text in observation.after)
         shown += f", leaving its mutable arguments as {states}"
@@ -109,14 +126,7 @@ def _changes_arguments(probe: Probe, observation: Observation) -> bool:
 def answer_test(probe: Probe, observation: Observation) -> str | None:
     """A test that passes exactly for code answering ``observation`` on ``probe``'s input."""
     if observation.kind == "raises":
-        name = observation.text
-        family = getattr(builtins, name, None)
-        catch = "Exception" if isinstance(family, type) and issubclass(family, Exception) else None
-        return (
-            f"try:\n    {probe.call}\nexcept {catch or 'BaseException'} as exc:\n"
-            f"    assert type(exc).__name__ == {name!r}, f'raised {{type(exc).__name__}}'\n"
-            f"else:\n    raise AssertionError('expected {name}, nothing was raised')"
-        )
+        return _raises_test(probe, observation.text)
     if observation.kind != "value":
         return None
     call, bindings = _named_call(probe)
@@ -127,17 +137,36 @@ def answer_test(probe: Probe, observation: Observation) -> str | None:
         faithful = key_of((value, tuple(after)) if after else value) == observation.key
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
-    if not faithful or len(after) != len(bindings):
+    awaited, ending, payload = unwrapped(value)
+    # A prefix, a late raise or an iterator inside says more than one assert can; a
+    # coroutine's result is awaited in the candidate's process, where a test cannot reach.
+    told = not awaited and ending in (None, "exhausted") and plain(payload)
+    if not faithful or not told or len(after) != len(bindings):
         return None
-    if not bindings:
-        return f"assert {probe.call} == {observation.text}"
+    expected = repr(payload) if ending else observation.text
     lines = [f"{name} = {text}" for name, text in bindings]
-    lines.append(f"assert {call} == {observation.text}")
+    lines.append(f"assert {f'list({call})' if ending else call} == {expected}")
     lines += [
         f"assert {name} == {text}"
         for (name, _), text in zip(bindings, observation.after, strict=True)
     ]
     return "\n".join(lines)
+
+
+def _raises_test(probe: Probe, name: str) -> str:
+    """The test that the call raises ``name`` (a builtin's family caught as itself), at once or
+    at a returned iterator's first item, as the judge settled it: a generator runs no line of
+    its body before its first ``next``."""
+    family = getattr(builtins, name, None)
+    catch = "Exception" if isinstance(family, type) and issubclass(family, Exception) else None
+    return (
+        f"try:\n    returned = {probe.call}\n"
+        "    if hasattr(returned, '__next__') and iter(returned) is returned:\n"
+        "        next(returned, None)\n"
+        f"except {catch or 'BaseException'} as exc:\n"
+        f"    assert type(exc).__name__ == {name!r}, f'raised {{type(exc).__name__}}'\n"
+        f"else:\n    raise AssertionError('expected {name}, nothing was raised')"
+    )
 
 
 def _named_call(probe: Probe) -> tuple[str, list[tuple[str, str]]]:
@@ -171,6 +200,8 @@ def observations_of(verdict: Verdict, probes: Sequence[Probe]) -> list[Observati
     for outcome, probe in zip(tests, probes, strict=True):
         if outcome.test == probe.test and outcome.fault is None and outcome.observed is not None:
             found.append(outcome.observed)
+        elif outcome.outcome == f"ERROR:{NOT_COMPARED_ERROR}":  # an async generator
+            found.append(Observation.unjudged(outcome.detail or "not compared"))
         else:
             why = outcome.fault.value if outcome.fault is not None else outcome.outcome
             found.append(Observation.unjudged(why))

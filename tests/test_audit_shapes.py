@@ -7,9 +7,9 @@ that need a constructor argument (``Account.statement``), and an async generator
 each family one copy has one line changed and one is harmless.
 
 Done when: every changed copy is found, with the output the host's own Python gives (iterators
-drained, coroutines run); no harmless copy is (an infinite generator is neither a hang nor a
-false "differs"); every pair that cannot be compared is listed with its reason in JSON, SARIF
-(validated) and HTML, never counted as compared.
+drained, coroutines run and marked awaited); no harmless copy is (an infinite generator is
+neither a hang nor a false "differs"); every pair that cannot be compared is listed with its
+reason in JSON, SARIF (validated) and HTML, never counted as compared.
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ import pytest
 from sarif_check import validate_sarif
 from typer.testing import CliRunner
 
-from guardrail.audit.calling import DRAIN_LIMIT, accepts, callee_of
+from guardrail.audit.calling import accepts, callee_of
 from guardrail.cli.app import app
 from guardrail.probes import Probe
+from guardrail.settling import DRAIN_LIMIT
 
 SHAPES = Path(__file__).parent / "snippets" / "audit" / "shapes"
 runner = CliRunner()
@@ -99,13 +100,14 @@ def _on_host(root: Path, side: dict[str, Any], given: dict[str, Any]) -> list[st
         function = getattr(getattr(module, owner)(), name) if owner else getattr(module, name)
         args = [eval(text) for text in given["args"]]
         value = function(*args)
-        if inspect.iscoroutine(value):
+        mark = " (awaited)" if inspect.iscoroutine(value) else ""
+        if mark:
             value = asyncio.run(value)
         if iter(value) is value:
             items = list(itertools.islice(value, DRAIN_LIMIT + 1))
             ending = "exhausted" if len(items) <= DRAIN_LIMIT else f"more after {DRAIN_LIMIT}"
-            return ["yields", f"{items[:DRAIN_LIMIT]!r} ({ending})"]
-        return ["value", repr(value)]
+            return ["yields", f"{items[:DRAIN_LIMIT]!r} ({ending}){mark}"]
+        return ["value", repr(value) + mark]
     finally:
         sys.path.remove(str(root))
         for loaded in [m for m in sys.modules if m.startswith("shapelib")]:
@@ -142,8 +144,8 @@ def test_changed_copies_are_found_with_what_each_side_really_does(
     assert stepping["left"]["output"]["text"].endswith(f"(more after {DRAIN_LIMIT})")
     scaled = found[frozenset({"shapelib.original:scaled", "shapelib.copies:scaled"})]
     assert {scaled["left"]["output"]["text"], scaled["right"]["output"]["text"]} == {
-        "[3, 6]",
-        "[4, 5]",
+        "[3, 6] (awaited)",
+        "[4, 5] (awaited)",
     }
 
 

@@ -334,3 +334,37 @@ def test_elements_are_set_to_the_candidates_constants_in_place() -> None:
     turnstile = "def turn(events):\n    return events.count('coin') + events.count('push')\n"
     calls = _calls(Spec.from_tests(["assert turn(['push', 'push']) == 2"]), [turnstile] * 2)
     assert "turn(['coin', 'push'])" in calls
+
+
+def test_a_range_argument_is_probed_as_its_list() -> None:
+    spec = Spec.from_tests(["assert second(range(5)) == 1"])
+    calls = _calls(spec, [])
+    assert "second([0, 1, 2, 3, 4])" in calls  # the range itself has no literal to paste
+    assert "second([1, 2, 3, 4])" in calls  # and the list is edited like any other
+    doctested = 'def second(xs):\n    """\n    >>> second(range(3))\n    1\n    """\n'
+    assert "second([0, 1, 2])" in _calls(Spec.from_tests(["assert second([7, 8])"]), [doctested])
+
+
+def test_an_argument_is_set_to_the_members_of_a_container_argument() -> None:
+    spec = Spec.from_tests(["assert lookup({'a': 1, 'b': 2}, 'x') is None"])
+    calls = _calls(spec, [])
+    assert {"lookup({'a': 1, 'b': 2}, 'a')", "lookup({'a': 1, 'b': 2}, 'b')"} <= calls
+    assert "lookup({'b': 2}, 'b')" in calls  # a member of the container's first edit
+    found = _calls(Spec.from_tests(["assert index_of([4, 5, 6], 9) == -1"]), [])
+    assert {"index_of([4, 5, 6], 4)", "index_of([4, 5, 6], 6)", "index_of([5, 6], 5)"} <= found
+    assert "has('abc', 'a')" in _calls(Spec.from_tests(["assert not has('abc', 'z')"]), [])
+    # Only members of the other argument's type: a str is never set to an int element.
+    assert "index_of([4, 5, 6], 'x')" not in found
+    assert not any(
+        "name([1, 2], 1" in call
+        for call in _calls(Spec.from_tests(["assert name([1, 2], 'k')"]), [])
+    )
+
+
+def test_a_dict_argument_grows_by_one_entry() -> None:
+    calls = _calls(Spec.from_tests(["assert total({'a': 1, 'b': 2}) == 3"]), [])
+    grown = [c for c in calls if c.startswith("total({'a': 1, 'b': 2, ")]
+    assert grown and all(ast.literal_eval(c[6:-1])["b"] == 2 for c in grown)
+    assert generate_probes(Spec.from_tests(["total({(1, 2): 0})"]), [], seed=3) == (
+        generate_probes(Spec.from_tests(["total({(1, 2): 0})"]), [], seed=3)
+    )

@@ -121,7 +121,8 @@ def window_sums(xs, k):
 def test_objects_are_unjudged_and_a_loop_times_out_only_its_own_candidate_and_probe(
     gate: Gate,
 ) -> None:
-    returns_object = "def window_sums(xs, k):\n    return iter([sum(xs)])\n"
+    # An object that is not its own iterator (an iterator would be drained and compared).
+    returns_object = "class Box:\n    pass\n\ndef window_sums(xs, k):\n    return Box()\n"
     loops = "def window_sums(xs, k):\n    while k == 1:\n        pass\n    return [sum(xs)]\n"
     probes = [_probe("[1, 2]", "2"), _probe("[1, 2]", "1"), _probe("[5]", "2")]
     obj, loop, honest = gate.observe([returns_object, loops, CANONICAL], VISIBLE, probes)

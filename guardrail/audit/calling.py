@@ -9,67 +9,38 @@ classes are compared as their users would meet them. A method whose class cannot
 without arguments is not compared, and the report says so (`NOT_COMPARED`); so is a property (it
 is read, never called) and an ``async def`` generator.
 
-What the call gives is *settled* in the judge (`SETTLE_SETUP`, run as the observing spec's
-setup) before the judge's observer records it:
-
-* a coroutine (an ``async def`` function's result) is run to completion by ``asyncio.run`` in
-  the candidate's own process, so whatever it awaits runs on a real event loop; the job's
-  timeout bounds it, and a coroutine that never finishes is a timeout (unjudged), never a value;
-* an iterator (a generator, ``map``, ``itertools.islice``..., anything that is its own
-  iterator) is drained: at most `DRAIN_LIMIT` items, one ``next`` each, then one more to learn
-  whether it was exhausted. What is compared is ``(items, ending)``, where the ending is
-  ``exhausted``, ``more`` (an infinite or long iterator: equal prefixes are equal, never a
-  divergence) or the name of the exception raised while draining; an exception before the first
-  item is the call's own (``raises X``, as for a copy that checks its arguments eagerly);
-* anything else is left as it is: plain data is observed, a candidate object that is not its own
-  iterator cannot be observed (unjudged, with the judge's reason).
-
-The settled iterator crosses the observer as a plain tuple tagged `DRAINED`, which
-`describe` turns back into the report's words. Every step runs in the judge, on handles the
-judge drives; the candidate never sees what the other side gave.
+What the call gives is settled in the judge before the judge's observer records it
+(`guardrail.settling`: coroutines run, iterators drained, tuples and lists item by item), by
+`CALLING_SETUP`, the observing spec's setup: the settle helper and the instance builder.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
-from typing import Literal
 
 from guardrail.probes import Probe
-from guardrail.sandbox.runner.observing import OBSERVER
+from guardrail.settling import NOT_COMPARED_ERROR, SETTLE_SETUP
 from guardrail.spec import Spec
 from guardrail.verdict import Observation, Verdict
 
 __all__ = [
-    "DRAINED",
-    "DRAIN_LIMIT",
+    "CALLING_SETUP",
     "NOT_COMPARED",
-    "NOT_COMPARED_ERROR",
-    "SETTLE",
-    "SETTLE_SETUP",
     "Callee",
     "accepts",
     "callee_of",
-    "describe",
     "observations",
     "observing_spec",
     "observing_test",
 ]
 
-DRAIN_LIMIT = 1000  # items of an iterator result compared
-DRAINED = "<guardrail: drained iterator>"  # the tag of a settled iterator's tuple
-SETTLE = "__guardrail_settle__"
 _INSTANCE = "__guardrail_instance__"
-NOT_COMPARED_ERROR = "GuardrailNotCompared"
 
-# Judge-side code (trusted: written here, never taken from the audited tree). ``type(x).__name__``
-# of a candidate object is its class's name as the candidate process reports it; ``iter(h) is h``
-# holds for a handle exactly when the candidate's object is its own iterator.
-SETTLE_SETUP = f'''
-class {NOT_COMPARED_ERROR}(BaseException):
-    """Not an answer of the candidate: the audit could not call it (the message says why)."""
-
+# Judge-side code (trusted: written here, never taken from the audited tree).
+CALLING_SETUP = (
+    SETTLE_SETUP
+    + f"""
 
 def {_INSTANCE}(cls):
     try:
@@ -79,40 +50,8 @@ def {_INSTANCE}(cls):
             "its class cannot be built without arguments"
             f" ({{type(exc).__name__}} from {{cls.__name__}}())"
         ) from None
-
-
-def {SETTLE}(value, depth=0):
-    plain = (type(None), bool, int, float, complex, str, bytes, bytearray, tuple, list, dict,
-             set, frozenset, range, slice)
-    if type(value) in plain or depth > 1:
-        return value
-    kind = type(value).__name__
-    if kind == "async_generator":
-        raise {NOT_COMPARED_ERROR}("it returns an async generator")
-    if kind == "coroutine":
-        loop = value.cr_frame.f_builtins["__import__"]("asyncio")
-        return {SETTLE}(loop.run(value), depth + 1)
-    try:
-        own = iter(value) is value
-    except Exception:
-        return value
-    if not own:
-        return value
-    items = []
-    ending = "exhausted"
-    try:
-        for item in value:
-            if len(items) == {DRAIN_LIMIT}:
-                ending = "more"
-                break
-            items.append(item)
-    except Exception as exc:
-        if not items:  # before its first item: what an eager copy raising at once does
-            raise
-        name = "".join(c for c in type(exc).__name__ if c.isalnum() or c == "_")[:100]
-        ending = "raises " + name
-    return ({DRAINED!r}, ending, items)
-'''
+"""
+)
 
 # What a decorator makes of a method, by its last name.
 _PROPERTIES = frozenset({"property", "cached_property", "abstractproperty"})
@@ -199,16 +138,14 @@ def accepts(callee: Callee, probe: Probe) -> bool:
 
 def observing_test(callee: Callee, probe: Probe) -> str:
     """The probe as a test of ``callee``: the judge's observer records the settled result."""
-    parts = [*probe.args, *(f"{key}={value}" for key, value in probe.kwargs)]
-    call = f"lambda *a, **k: {SETTLE}({callee.expression}(*a, **k))"
-    return f"{OBSERVER}({', '.join([call, *parts])})"
+    return probe.test_of(callee.expression)
 
 
 def observing_spec(callee: Callee, probes: list[Probe], setup: str = "") -> Spec:
     """Every probe as a test of ``callee``, after the settling helpers and ``setup`` (the
     member's own stored tests' setup)."""
     tests = [observing_test(callee, probe) for probe in probes]
-    return Spec.build(tests, callee.entry, SETTLE_SETUP + "\n" + setup)
+    return Spec.build(tests, callee.entry, CALLING_SETUP + "\n" + setup)
 
 
 def observations(verdict: Verdict, tests: list[str]) -> list[Observation]:
@@ -230,25 +167,6 @@ def observations(verdict: Verdict, tests: list[str]) -> list[Observation]:
         else:
             found.append(Observation.unjudged(outcome.outcome))
     return found
-
-
-_DRAINED_TEXT = re.compile(r"\('" + re.escape(DRAINED) + r"', '(exhausted|more|raises \w+)', ")
-
-
-def describe(observation: Observation) -> tuple[Literal["value", "raises", "yields"], str]:
-    """``(kind, text)`` of a judged observation for the report: ``yields`` for a drained
-    iterator (its items, then how it ended), else the observation's own kind and text."""
-    if observation.kind == "raises":
-        return "raises", observation.text
-    found = _DRAINED_TEXT.match(observation.text)
-    if found is None:
-        return "value", observation.text
-    items = observation.text[found.end() :]
-    items = items[:-1] if items.endswith(")") else items  # a text cut short keeps its cut mark
-    ending = {"exhausted": "exhausted", "more": f"more after {DRAIN_LIMIT}"}.get(
-        found.group(1), found.group(1)
-    )
-    return "yields", f"{items} ({ending})"
 
 
 def _definition(code: str) -> ast.FunctionDef | ast.AsyncFunctionDef | str:

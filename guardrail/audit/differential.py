@@ -30,7 +30,6 @@ from guardrail.audit.calling import (
     Callee,
     accepts,
     callee_of,
-    describe,
     observations,
     observing_spec,
     observing_test,
@@ -54,6 +53,7 @@ from guardrail.index.snippet import Snippet
 from guardrail.index.stored import snippet_candidate
 from guardrail.probes import Probe, generate_probes
 from guardrail.questions import Observation
+from guardrail.settling import describe
 from guardrail.sources import resolve
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status, Verdict
