@@ -54,6 +54,8 @@ _PY_PATH = re.compile(r"[\w./-]{1,300}\.py\Z")
 # ModuleNotFoundError's own words, or a judge's message quoting the module (as the sandbox's hint).
 _NO_MODULE = re.compile(r"(?:No module named|module) '([A-Za-z_]\w*)")
 _LACKING = frozenset({Reason.MISSING_CONTEXT.value, Reason.MISSING_DEPENDENCY.value})
+Ran = Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]
+"""(verdict dict, metadata) pairs of candidates that ran, in retrieval order."""
 _MESSAGE_LIMIT = 300
 _TEST_SHOWN = 200  # characters of the failing test shown; of a returned value:
 _VALUE_SHOWN = 80
@@ -188,7 +190,7 @@ def location(metadata: Mapping[str, Any]) -> str:
 
 def nothing_handed_over(
     quoted: str,
-    dropped: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    dropped: Ran,
     *,
     yours: str = "your tests",
     again: str = "call this tool again",
@@ -243,7 +245,7 @@ def _question_of(metadata: Mapping[str, Any]) -> Question | None:
 
 def all_failed(
     quoted: str,
-    dropped: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    dropped: Ran,
     *,
     yours: str = "your tests",
     again: str = "call this tool again",
