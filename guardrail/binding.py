@@ -25,7 +25,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from guardrail.reach import Reach, method_reach, test_trees
+from guardrail.reach import method_reached, test_trees
 from guardrail.sandbox.runner.static import module_statements, plausible_functions
 from guardrail.spec import Spec
 
@@ -42,7 +42,6 @@ class BindPlan:
     alias: str | None = None
     refusal: str = ""
     lacks_context: bool = False  # refused for want of context the job cannot carry, not the code
-    reach: Reach | None = None  # a method's: how the tests reach it (`guardrail.reach`)
 
 
 def plan_binding(
@@ -97,15 +96,14 @@ def _method_plan(name: str, spec: Spec, parts: list[str], module_source: str) ->
         module: ast.Module | None = ast.parse(module_source)
     except (SyntaxError, ValueError):
         module = None  # it fails to load in the sandbox
-    reach = method_reach(test_trees([spec.setup, *spec.tests]), method, module)
-    if reach is None:
+    if not method_reached(test_trees([spec.setup, *spec.tests]), method, module):
         return BindPlan(
             None,
             refusal=f"the candidate is the method {method}, and the tests never reach it"
             f" (no attribute .{parts[-1]} read, nor the syntax that runs it, on {parts[-2]})",
         )
     if name == parts[0] or name in module_names(module_source):
-        return BindPlan({name: name}, reach=reach)
+        return BindPlan({name: name})
     return BindPlan(
         None,
         refusal=f"the tests call {name!r}, which the module of the method {method} does not define",

@@ -47,8 +47,7 @@ class Policy(StrEnum):
 
     * ``rerank``  verified first (those verified under their own name before those verified
       through an alias, ``Verdict.alias``: binding a function under the tests' name is a
-      weaker match; methods the tests reach directly before those they reach only in passing,
-      ``Verdict.reach``), then candidates that had no tests (``unverifiable`` with nothing run),
+      weaker match), then candidates that had no tests (``unverifiable`` with nothing run),
       then those that could not be judged (``unverifiable`` with reason ``unserialisable``: a
       value could not cross the sandbox boundary; ``missing_context`` or ``missing_dependency``:
       the module or a package it needs could not be had; ``refused_facility``: it used IPC the
@@ -151,7 +150,7 @@ def apply_policy(
         policy = Policy.ABSTAIN
     by_rank = sorted(judged, key=lambda item: item.retrieval_rank)
     verified = [item for item in by_rank if item.verdict.status is Status.VERIFIED]
-    verified.sort(key=_binding_rank)  # stable: rank order kept within each group
+    verified.sort(key=lambda item: item.verdict.alias is not None)  # stable: rank order kept
     if policy is Policy.FILTER or (policy is Policy.ABSTAIN and not verified):
         return verified
     unverifiable = [item for item in by_rank if item.verdict.status is Status.UNVERIFIABLE]
@@ -160,12 +159,6 @@ def apply_policy(
         return verified + untested
     unjudgeable = [item for item in unverifiable if item.verdict.reason in UNJUDGEABLE]
     return verified + untested + unjudgeable
-
-
-def _binding_rank(item: GatedCandidate) -> tuple[bool, bool]:
-    """Verified under its own name before an alias; a method its tests reach directly before one
-    they reach only in passing (`Verdict.reach`): both are weaker matches of the tests."""
-    return item.verdict.alias is not None, item.verdict.reach == "passing"
 
 
 SpecArg = Spec | Sequence[Spec | None] | None
@@ -265,9 +258,8 @@ class Gate:
         if pending:
             ran = self.sandbox.run([prepared.job for _, prepared in pending])
             for (index, prepared), reported in zip(pending, ran, strict=True):
-                # The alias and the reach are the host's plan, never the candidate's word.
-                plan = {"alias": prepared.alias, "reach": prepared.reach}
-                verdict = reported.model_copy(update=plan)
+                # The alias is the host's plan, never the candidate's word.
+                verdict = reported.model_copy(update={"alias": prepared.alias})
                 verdicts[index] = verdict
                 if self.cache is not None:
                     identity = identity or self.sandbox.identity

@@ -19,7 +19,6 @@ from guardrail.context import (
     context_from_metadata,
 )
 from guardrail.precheck import MAX_PARSE_BYTES, capped_size
-from guardrail.reach import Reach
 from guardrail.sandbox.base import Job
 from guardrail.spec import Spec
 from guardrail.verdict import Reason, Status, Verdict
@@ -29,14 +28,12 @@ __all__ = ["PreparedJob", "prepare_job"]
 
 @dataclass(frozen=True, slots=True)
 class PreparedJob:
-    """A job to run, the alias the host chose for it, how its tests reach it when it is a method
-    (`guardrail.reach.Reach`), and the digest of what it carries besides code and spec (context
-    payload, binding and reach; None for a plain self-contained job)."""
+    """A job to run, the alias the host chose for it, and the digest of what it carries besides
+    code and spec (context payload and binding; None for a plain self-contained job)."""
 
     job: Job
     alias: str | None
     digest: str | None
-    reach: Reach | None = None
 
 
 def prepare_job(  # noqa: PLR0917 - the gate's settings, passed on
@@ -84,12 +81,8 @@ def prepare_job(  # noqa: PLR0917 - the gate's settings, passed on
     if plan.bind is None:
         return Verdict.unjudged(Status.ERROR, Reason.MISSING_ENTRY_POINT, plan.refusal)
     plain = payload is None and plan.alias is None
-    carried: dict[str, Any] = {"context": payload, "bind": plan.bind}
-    if plan.reach is not None:  # a method's verdict says how its tests reach it
-        carried["reach"] = plan.reach
-    digest = None if plain else context_digest(carried)
-    job = Job(code, spec, context=payload, bind=plan.bind)
-    return PreparedJob(job, plan.alias, digest, plan.reach)
+    digest = None if plain else context_digest({"context": payload, "bind": plan.bind})
+    return PreparedJob(Job(code, spec, context=payload, bind=plan.bind), plan.alias, digest)
 
 
 def _unparsed_job(code: str, spec: Spec, *, has_context: bool) -> PreparedJob | Verdict:

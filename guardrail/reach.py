@@ -34,17 +34,10 @@ import ast
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal
 
 from guardrail.sandbox.runner.doctesting import example_sources
 
-__all__ = ["Reach", "method_reach", "method_reached", "test_trees"]
-
-Reach = Literal["direct", "passing"]
-"""How tests reach a method: ``direct`` when they name it or use the syntax that runs it (or an
-attribute its class binds to it); ``passing`` when only through another method of its class or a
-top-level function whose body reaches it. Passing tests check the method only as far as that
-other code uses it, so the gate ranks such a verdict after a direct one."""
+__all__ = ["method_reached", "test_trees"]
 
 _ITERATING = frozenset(
     {"iter", "list", "tuple", "set", "frozenset", "sorted", "dict", "enumerate", "zip", "map",
@@ -104,31 +97,22 @@ def method_reached(
     """Whether the tests (`test_trees`) reach the method ``qualified_name`` (``Class.method``),
     themselves or by calling a top-level function of ``module`` (the method's module) that
     reaches it (``box_area(2, 3)`` whose body calls ``Box(w, h).area()``), at any depth."""
-    return method_reach(trees, qualified_name, module) is not None
-
-
-def method_reach(
-    trees: list[ast.Module], qualified_name: str, module: ast.Module | None = None
-) -> Reach | None:
-    """How the tests reach the method (`Reach`), or None when they never do (see
-    `method_reached`)."""
     aliases = _class_aliases(module, qualified_name) if module is not None else set()
     owner = qualified_name.rpartition(".")[0]
     makers = _Makers() if module is None else _makers(module, owner.rpartition(".")[2])
     if _reached(trees, qualified_name, aliases, makers):
-        return "direct"
+        return True
     for sibling in set() if module is None else _methods_reaching(module, qualified_name, aliases):
         if _reached(trees, f"{owner}.{sibling}", set(), makers):
-            return "passing"
+            return True
     through = (
         set() if module is None else _functions_reaching(module, qualified_name, aliases, makers)
     )
-    called = any(
+    return any(
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in through
         for tree in trees
         for node in ast.walk(tree)
     )
-    return "passing" if called else None
 
 
 def _methods_reaching(module: ast.Module, qualified_name: str, aliases: set[str]) -> set[str]:

@@ -217,12 +217,6 @@ class Verdict(BaseModel):
     alias: str | None = Field(
         default=None, description="the candidate's function bound to the entry point, if renamed"
     )
-    reach: Literal["direct", "passing"] | None = Field(
-        default=None,
-        description="a method judged in its class: whether the tests reach it directly (name it,"
-        " or use the syntax that runs it) or only in passing (through other code of its module"
-        " that uses it); the host's plan (`guardrail.reach`), never the candidate's word",
-    )
     duration_s: float = 0.0
     cpu_s: float | None = Field(
         default=None, description="CPU seconds the candidate process used, when known"

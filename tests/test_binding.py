@@ -4,7 +4,6 @@ nothing defines that name and the function's signature accepts every call the te
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 import pytest
 
@@ -136,14 +135,8 @@ def test_no_alias_among_several_plausible_functions_or_through_a_star_import() -
     assert starred.bind is None  # the star import may define 'limit'
 
 
-def _judged(
-    rank: int,
-    status: Status,
-    reason: Reason,
-    alias: str | None = None,
-    reach: Literal["direct", "passing"] | None = None,
-) -> GatedCandidate:
-    verdict = Verdict(status=status, reason=reason, alias=alias, reach=reach)
+def _judged(rank: int, status: Status, reason: Reason, alias: str | None = None) -> GatedCandidate:
+    verdict = Verdict(status=status, reason=reason, alias=alias)
     return GatedCandidate(
         candidate=Candidate(code=f"# {rank}"), verdict=verdict, retrieval_rank=rank
     )
@@ -225,47 +218,7 @@ def test_a_method_binds_the_name_its_tests_reach_it_by(
         qualified_name=qualified_name,
         module_source=PEEKABLE,
     )
-    assert (plan.bind, plan.alias, plan.reach) == ({entry_point: entry_point}, None, "direct")
-
-
-SIBLINGS = (
-    "class Bag:\n"
-    "    def __init__(self, items):\n        self.items = list(items)\n"
-    "    def count(self, x):\n        return self.items.count(x)\n"
-    "    def has(self, x):\n        return self.count(x) > 0\n"
-    "def count_of(items, x):\n    return Bag(items).count(x)\n"
-)
-
-
-@pytest.mark.parametrize(
-    ("tests", "entry_point", "reach"),
-    [
-        (["assert Bag([1, 1]).count(1) == 2"], "Bag", "direct"),
-        (["assert Bag([1]).has(1)"], "Bag", "passing"),  # has() calls count()
-        (["assert count_of([1], 1) == 1"], "count_of", "passing"),  # a function reaching it
-    ],
-)
-def test_a_method_reached_only_through_other_code_is_reached_in_passing(
-    tests: list[str], entry_point: str, reach: str
-) -> None:
-    count = "def count(self, x):\n    return len(self.items)\n"
-    plan = plan_binding(
-        count,
-        spec(*tests, entry_point=entry_point),
-        qualified_name="Bag.count",
-        module_source=SIBLINGS,
-    )
-    assert (plan.bind, plan.reach) == ({entry_point: entry_point}, reach)
-
-
-def test_policy_ranks_methods_reached_in_passing_after_direct_ones() -> None:
-    judged = [
-        _judged(0, Status.VERIFIED, Reason.PASSED, reach="passing"),
-        _judged(1, Status.VERIFIED, Reason.PASSED, alias="clamp"),
-        _judged(2, Status.VERIFIED, Reason.PASSED, reach="direct"),
-        _judged(3, Status.VERIFIED, Reason.PASSED),
-    ]
-    assert [g.retrieval_rank for g in apply_policy(judged, Policy.RERANK)] == [2, 3, 0, 1]
+    assert (plan.bind, plan.alias) == ({entry_point: entry_point}, None)
 
 
 @pytest.mark.parametrize(
@@ -290,28 +243,3 @@ def test_a_method_is_refused_when_its_tests_do_not_reach_it(
     assert plan.bind is None
     assert why in plan.refusal
     assert qualified_name in plan.refusal or "'other'" in plan.refusal
-
-
-@pytest.mark.docker
-def test_a_methods_verdict_says_how_its_tests_reach_it(gate: Gate, tmp_path: Path) -> None:
-    package = tmp_path / "bagpkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    module = package / "bags.py"
-    module.write_text(SIBLINGS)
-    count = "def count(self, x):\n    return self.items.count(x)\n"
-    metadata = {**context_metadata(module), "qualified_name": "Bag.count"}
-    direct, passing = gate.verify(
-        [count, count],
-        [
-            spec("assert Bag([1, 1]).count(1) == 2", entry_point="Bag"),
-            spec("assert Bag([1]).has(1)", entry_point="Bag"),
-        ],
-        metadata=[metadata, metadata],
-    )
-    assert (direct.status, direct.reach) == (Status.VERIFIED, "direct")
-    assert (passing.status, passing.reach) == (Status.VERIFIED, "passing")
-    (again,) = gate.verify(
-        [count], spec("assert Bag([1]).has(1)", entry_point="Bag"), metadata=[metadata]
-    )
-    assert (again.cached, again.reach) == (True, "passing")  # the cache keeps the host's plan
