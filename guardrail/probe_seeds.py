@@ -3,8 +3,10 @@
 ``test_calls``: calls of the spec's entry point in its tests (and in the doctest examples the
 tests carry) whose arguments are all constants: literals, names the setup or an earlier statement
 bound to one, pure expressions of them (`guardrail.constants`), and the items of a loop over a
-constant. ``doctest_calls``: such calls in the ``>>>`` examples of a candidate's docstrings.
-Nothing is run: every value is read from the syntax tree.
+constant; a callable argument counts when it is a pure function (`guardrail.probe_functions`:
+``lambda c: c.isupper()``, ``len``), kept as its text. ``doctest_calls``: such calls in the
+``>>>`` examples of a candidate's docstrings. Nothing is run: every value is read from the
+syntax tree.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from guardrail.constants import NotConstantError, constant_value
 from guardrail.precheck import MAX_PARSE_BYTES, capped_size
+from guardrail.probe_functions import pure_function
 from guardrail.sandbox.runner.doctesting import example_sources
 from guardrail.sandbox.runner.static import plausible_functions
 from guardrail.spec import Spec
@@ -44,11 +47,22 @@ def _literal_calls(tree: ast.AST, names: set[str], known: dict[str, Any]) -> Ite
         if node.func.id not in names or any(k.arg is None for k in node.keywords):
             continue  # a ``**kwargs`` spread is no literal call
         try:
-            args = [constant_value(arg, known) for arg in node.args]
-            kwargs = [(str(k.arg), constant_value(k.value, known)) for k in node.keywords]
-        except NotConstantError:  # a lambda, a starred argument, a value computed by code
+            args = [_argument(arg, known) for arg in node.args]
+            kwargs = [(str(k.arg), _argument(k.value, known)) for k in node.keywords]
+        except NotConstantError:  # a starred argument, a value computed by code
             continue
         yield args, kwargs
+
+
+def _argument(node: ast.expr, known: dict[str, Any]) -> Any:
+    """A constant's value, or a pure function (`guardrail.probe_functions`) as its text."""
+    try:
+        return constant_value(node, known)
+    except NotConstantError:
+        function = pure_function(node)
+        if function is None:
+            raise
+        return function
 
 
 _LOOPED = 3  # items of a constant loop whose calls are seeds

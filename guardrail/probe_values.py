@@ -17,6 +17,8 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+from guardrail.probe_functions import PureFunction
+
 __all__ = ["hint_values", "literal_text", "mutations"]
 
 MAX_TEXT = 2000  # characters of one argument's source text; a bigger value is not probed
@@ -24,8 +26,11 @@ _LARGE = 1000  # a "large" number: 10**6 as a size or a bit count made probe job
 
 
 def literal_text(value: Any) -> str | None:
-    """``repr(value)`` when it is a literal that reads back equal (of the same type), else None
-    (a NaN, an infinity, a ``frozenset``, a value too long to paste)."""
+    """``repr(value)`` when it is a literal that reads back equal (of the same type), a pure
+    function's text (`guardrail.probe_functions`), else None (a NaN, an infinity, a
+    ``frozenset``, a value too long to paste)."""
+    if isinstance(value, PureFunction):
+        return value.text
     try:
         text = repr(value)
     except (ValueError, RecursionError):  # an integer past the digit limit

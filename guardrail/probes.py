@@ -29,8 +29,9 @@ one on which they disagree (`guardrail.questions`). The inputs come, in this ord
    a string, empty ones, None...) for each unannotated required parameter, one varied at a time.
 
 Deterministic for a given seed (it only varies a few "larger" numbers), deduplicated, capped.
-A probe's arguments are literal source texts, checked when a `Probe` is built (also from JSON),
-so a probe's call is data to paste, never code that could do something else.
+A probe's arguments are literal source texts or pure functions' (`guardrail.probe_functions`:
+a lambda of the tests that can only compute from its arguments), checked when a `Probe` is built
+(also from JSON), so a probe's call is data to paste, never code that could do something else.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from guardrail.constants import NotConstantError, constant_value
 from guardrail.probe_code import code_constants, constant_edits
+from guardrail.probe_functions import is_pure_function
 from guardrail.probe_seeds import Call, doctest_calls, parsed, test_calls
 from guardrail.probe_values import hint_values, literal_text, mutations
 from guardrail.sandbox.runner.observing import OBSERVER
@@ -67,7 +69,8 @@ _MEMBER_EDITS = 2  # edits of a container whose members are also tried as anothe
 
 
 class Probe(BaseModel):
-    """One input to call the entry point with: literal source texts, ready to paste."""
+    """One input to call the entry point with: literal (or pure function) source texts, ready to
+    paste."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -120,10 +123,14 @@ class Probe(BaseModel):
 
 
 def _check_literal(text: str) -> None:
+    if is_pure_function(text):
+        return  # a callable that can only compute from its arguments
     try:
         ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        raise ValueError(f"probe argument {text[:100]!r} is not a Python literal") from None
+        raise ValueError(
+            f"probe argument {text[:100]!r} is not a Python literal nor a pure function"
+        ) from None
 
 
 def generate_probes(

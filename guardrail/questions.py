@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from guardrail.probe_functions import is_pure_function
 from guardrail.probes import Probe
 from guardrail.safetext import clean, one_line
 from guardrail.sandbox.runner.observing import key_of
@@ -176,7 +177,7 @@ def _named_call(probe: Probe) -> tuple[str, list[tuple[str, str]]]:
     bindings: list[tuple[str, str]] = []
 
     def named(text: str, name: str) -> str:
-        if type(ast.literal_eval(text)) not in _MUTABLE:
+        if is_pure_function(text) or type(ast.literal_eval(text)) not in _MUTABLE:
             return text
         bindings.append((name, text))
         return name
