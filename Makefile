@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 PROJECTS := pyproject.toml eval/pyproject.toml integrations/langchain/pyproject.toml integrations/llamaindex/pyproject.toml
 
-.PHONY: setup engine eval test lint bench clean
+.PHONY: setup engine eval eval-full test lint bench clean
 
 # Where this kind of machine keeps the CPU wheel of torch (pip also finds it through
 # PIP_FIND_LINKS when that is set).
@@ -26,6 +26,10 @@ engine:
 
 eval: setup
 	$(BIN)/guardrail eval
+
+# The same with the full statistics: 5 draws of the visible tests (narrower intervals).
+eval-full: setup
+	$(BIN)/guardrail eval --draws 5
 
 test: setup
 	$(BIN)/pytest

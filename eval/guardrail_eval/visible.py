@@ -22,7 +22,11 @@ from guardrail_eval.pool import Pool, Query
 
 __all__ = ["DEFAULT_DRAWS", "visible_indices", "visible_spec"]
 
-DEFAULT_DRAWS = 5
+DEFAULT_DRAWS = 2
+"""Draws of a default ``guardrail eval``: on the built-in pool 2 draws widen visible1's 95%
+interval 1.27x against 5 (the noisy-ask arms' up to 1.5x) for 2/5 of the gating time
+(`bench/bench_draws.py`; docs/evaluation.md, "How many draws"); ``--draws 5`` and ``make
+eval-full`` give the full statistics."""
 
 
 def _permutation(query: Query, draw: int, seed: int) -> list[int]:
