@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from ray_nodes import RayNodes
@@ -100,6 +100,13 @@ def _no_containers_left(engines: tuple[SecondEngine, SecondEngine]) -> None:
         assert engine.labelled() == [], f"containers left on {engine.url}"
 
 
+def _node(sandbox: RaySandbox, ip: str) -> dict[str, Any]:
+    """The node at ``ip`` among `RaySandbox.nodes`: they come in Ray's order (``ray.nodes()``,
+    which follows the random node ids), not in the order the cluster started them."""
+    (entry,) = [node for node in sandbox.nodes() if node["node"].split()[0] == ip]
+    return entry
+
+
 def _outcome(verdict: Verdict) -> tuple[object, ...]:
     return verdict.status, verdict.reason, tuple(test.outcome for test in verdict.tests)
 
@@ -166,7 +173,7 @@ def test_an_actor_killed_mid_batch_costs_no_verdict(
     jobs = [Job(SLOW if i % 2 else HONEST, SQUARE) for i in range(16)]
     with _sandbox(cluster, engines[0].image, chunk_jobs=4) as sandbox:
         sandbox.warm_up()
-        victim = sandbox.nodes()[1]["pid"]
+        victim = _node(sandbox, IPS[1])["pid"]
         killer = threading.Timer(1.5, os.kill, (victim, signal.SIGKILL))
         killer.start()
         try:
@@ -177,12 +184,12 @@ def test_an_actor_killed_mid_batch_costs_no_verdict(
         # The actor comes back on its node (a new process) and gets work once its identity is
         # checked again.
         deadline = time.monotonic() + 90
-        while not sandbox.nodes()[1]["usable"]:
+        while not _node(sandbox, IPS[1])["usable"]:
             assert time.monotonic() < deadline, sandbox.nodes()
             after = sandbox.run([Job(HONEST, SQUARE)] * 2)
             assert all(verdict.status is Status.VERIFIED for verdict in after)
             time.sleep(1)
-        assert sandbox.nodes()[1]["pid"] != victim
+        assert _node(sandbox, IPS[1])["pid"] != victim
     _no_containers_left(engines)
 
 
@@ -387,7 +394,7 @@ def test_zz_a_node_whose_raylet_dies_loses_no_verdict(
         # Calls go to the actor's worker directly, so node B's actor may judge on until Ray
         # declares the node dead and its worker ends: every batch meanwhile must come out right.
         deadline = time.monotonic() + 300
-        while sandbox.nodes()[1]["usable"]:
+        while _node(sandbox, IPS[1])["usable"]:
             assert time.monotonic() < deadline, "node B was never found dead"
             verdicts = sandbox.run(jobs)
             assert all(verdict.status is Status.VERIFIED for verdict in verdicts), verdicts
@@ -395,7 +402,7 @@ def test_zz_a_node_whose_raylet_dies_loses_no_verdict(
         assert [verdict.status for verdict in after] == [Status.FAILED] * 3 + [
             Status.VERIFIED
         ] * len(jobs)
-        assert not sandbox.nodes()[1]["usable"]
+        assert not _node(sandbox, IPS[1])["usable"]
     # Node B's containers lost their owner with the node; the next sweep on its engine (any
     # sandbox's first start there) removes them, as it removes a crashed run's.
     client = engines[1].client()
