@@ -9,7 +9,9 @@ the engine lacks fails or skips the same way.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -80,6 +82,10 @@ def gate(docker_sandbox: object, tmp_path: Path) -> Iterator[Gate]:
 class SecondEngine:
     """A private ``dockerd`` (own socket, data, exec root and pidfile, no networking) that a test
     may stop, restart and whose containers it may kill: the shared engine is never touched.
+
+    gVisor's ``runsc``, when installed, is registered as ``scripts/docker-up`` registers it with
+    the shared engine (``--network=none``, through a daemon config of the engine's own), so a
+    test can run the sandbox under either runtime there; ``runc`` stays the default.
     """
 
     def __init__(self, root: Path) -> None:
@@ -102,6 +108,12 @@ class SecondEngine:
             "--iptables=false",
             "--ip-masq=false",
         ]
+        runsc = shutil.which("runsc")
+        if runsc is not None:
+            config = self.root / "daemon.json"
+            runtime = {"path": runsc, "runtimeArgs": ["--network=none"]}
+            config.write_text(json.dumps({"runtimes": {"runsc": runtime}}))
+            command.append(f"--config-file={config}")
         log = (self.root / "dockerd.log").open("ab")
         self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         log.close()
@@ -147,7 +159,6 @@ class SecondEngine:
 @pytest.fixture(scope="session")
 def second_engine(docker_sandbox: object) -> Iterator[SecondEngine]:
     """A second dockerd for the session, with the shared engine's sandbox image loaded into it."""
-    import shutil
     import tempfile
 
     from guardrail.sandbox.docker import DockerSandbox
@@ -267,7 +278,6 @@ def hostile_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     """A copy of tests/snippets/hostile/indexed_tree with its hostile files planted (see its
     README): links out of and inside the tree, a FIFO, a socket, a bomb, a 1,100-level folder,
     a huge file and a 12,000-example docstring. Returns the tree's root (``treepkg`` is in it)."""
-    import shutil
     import socket
 
     root = tmp_path / "hostile"

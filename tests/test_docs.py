@@ -39,8 +39,12 @@ ILLUSTRATIONS = {
     "extend-image": "builds an extended image from the reader's own requirements file",
     "bench-realcode-sdists": "downloads other sdists and runs for about 20 minutes",
     "ray-image-copy": "copies an image to another machine over ssh",
+    "ray-install": "installs the package the suite itself runs from, on the reader's machines",
+    "ray-token": "writes the reader's cluster token under /etc",
     "ray-cluster": "starts Ray on the reader's own machines (tests/test_ray_sandbox.py runs one)",
-    "ray-serve": "serves against the reader's own Ray cluster",
+    "ray-check": "checks the reader's own Ray cluster (tests/test_ray_sandbox.py checks one)",
+    "ray-serve": "serves against the reader's own Ray cluster (tests/test_ray_sandbox.py does)",
+    "ray-agents": "talks to the reader's own service on another machine",
 }
 
 _FENCE = re.compile(r"^```(\S*)\s*$")

@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from ray_nodes import RayNodes
@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # conftest is not importable by name at run time (several exi
 pytestmark = pytest.mark.docker
 
 IPS = ("127.0.0.10", "127.0.0.11")
+RUNTIMES = ("runc", "runsc")  # both private engines register gVisor as the shared one does
 SQUARE = Spec.from_tests(["assert square(3) == 9", "assert square(-2) == 4"])
 HONEST = "def square(x):\n    return x * x\n"
 BUGGY = "def square(x):\n    return x + x\n"
@@ -99,6 +100,13 @@ def _no_containers_left(engines: tuple[SecondEngine, SecondEngine]) -> None:
         assert engine.labelled() == [], f"containers left on {engine.url}"
 
 
+def _node(sandbox: RaySandbox, ip: str) -> dict[str, Any]:
+    """The node at ``ip`` among `RaySandbox.nodes`: they come in Ray's order (``ray.nodes()``,
+    which follows the random node ids), not in the order the cluster started them."""
+    (entry,) = [node for node in sandbox.nodes() if node["node"].split()[0] == ip]
+    return entry
+
+
 def _outcome(verdict: Verdict) -> tuple[object, ...]:
     return verdict.status, verdict.reason, tuple(test.outcome for test in verdict.tests)
 
@@ -109,17 +117,20 @@ def test_refuses_a_cluster_without_token_auth(monkeypatch: pytest.MonkeyPatch) -
         RaySandbox("127.0.0.10:1")
 
 
+@pytest.mark.parametrize("runtime", RUNTIMES)
 def test_verdicts_match_docker_sandbox_in_order_across_both_nodes(
-    cluster: RayNodes, engines: tuple[SecondEngine, SecondEngine]
+    cluster: RayNodes, engines: tuple[SecondEngine, SecondEngine], runtime: str
 ) -> None:
     jobs = [Job(code, SQUARE) for code in (HONEST, BUGGY, "def square(:\n", SLOW) * 5]
     client = engines[0].client()
     try:
-        with DockerSandbox(engines[0].image, client=client, pool_size=1) as local:
+        with DockerSandbox(engines[0].image, client=client, pool_size=1, runtime=runtime) as local:
             expected = [_outcome(verdict) for verdict in local.run(jobs)]
+            identity = local.identity
     finally:
         client.close()
-    with _sandbox(cluster, engines[0].image, chunk_jobs=3) as sandbox:
+    with _sandbox(cluster, engines[0].image, chunk_jobs=3, runtime=runtime) as sandbox:
+        assert sandbox.identity == identity
         assert len(sandbox.nodes()) == 2
         got = [_outcome(verdict) for verdict in sandbox.run(jobs)]
         ran = {node["node"].split()[0]: node["jobs_run"] for node in sandbox.nodes()}
@@ -129,14 +140,20 @@ def test_verdicts_match_docker_sandbox_in_order_across_both_nodes(
     _no_containers_left(engines)
 
 
+@pytest.mark.parametrize("runtime", RUNTIMES)
 def test_the_hostile_suite_holds_on_the_cluster(
-    cluster: RayNodes, engines: tuple[SecondEngine, SecondEngine]
+    cluster: RayNodes, engines: tuple[SecondEngine, SecondEngine], runtime: str
 ) -> None:
+    """As ``test_hostile.py`` holds it on one engine, under runc and under gVisor."""
     jobs = []
     for path in HOSTILE:
         jobs += [Job(path.read_text(), SPEC), Job(GOOD, SPEC), PROBE]
-    with _sandbox(cluster, engines[0].image, timeout_s=2.0, chunk_jobs=6) as sandbox:
+    options = {"timeout_s": 2.0, "chunk_jobs": 6, "runtime": runtime}
+    with _sandbox(cluster, engines[0].image, **options) as sandbox:
+        assert f"|runtime:{runtime}|" in sandbox.identity
         verdicts = sandbox.run(jobs)
+        faults = sum(node["faults"] for node in sandbox.nodes())
+    assert faults == 0, "cleanup after every attack must keep the containers"
     for position, path in enumerate(HOSTILE):
         attack, after, probe = verdicts[3 * position : 3 * position + 3]
         assert attack.status is not Status.VERIFIED, (path.stem, attack)
@@ -156,7 +173,7 @@ def test_an_actor_killed_mid_batch_costs_no_verdict(
     jobs = [Job(SLOW if i % 2 else HONEST, SQUARE) for i in range(16)]
     with _sandbox(cluster, engines[0].image, chunk_jobs=4) as sandbox:
         sandbox.warm_up()
-        victim = sandbox.nodes()[1]["pid"]
+        victim = _node(sandbox, IPS[1])["pid"]
         killer = threading.Timer(1.5, os.kill, (victim, signal.SIGKILL))
         killer.start()
         try:
@@ -167,12 +184,12 @@ def test_an_actor_killed_mid_batch_costs_no_verdict(
         # The actor comes back on its node (a new process) and gets work once its identity is
         # checked again.
         deadline = time.monotonic() + 90
-        while not sandbox.nodes()[1]["usable"]:
+        while not _node(sandbox, IPS[1])["usable"]:
             assert time.monotonic() < deadline, sandbox.nodes()
             after = sandbox.run([Job(HONEST, SQUARE)] * 2)
             assert all(verdict.status is Status.VERIFIED for verdict in after)
             time.sleep(1)
-        assert sandbox.nodes()[1]["pid"] != victim
+        assert _node(sandbox, IPS[1])["pid"] != victim
     _no_containers_left(engines)
 
 
@@ -254,7 +271,10 @@ def test_the_cli_judges_on_the_cluster_and_the_doctor_reports_every_node(
     assert '"verified"' in result.stdout
     result = runner.invoke(app, ["verify", *verify[1:], "--backend", "kubernetes"], env=env)
     assert result.exit_code == 2, result.output
-    result = runner.invoke(app, ["sandbox", "check", "--json"], env=env)
+    # The doctor, by its flags rather than the environment.
+    flags = ["--backend", "ray", "--ray-address", cluster.address]
+    env = {**env, "GUARDRAIL_BACKEND": "", "GUARDRAIL_RAY_ADDRESS": ""}
+    result = runner.invoke(app, ["sandbox", "check", "--json", *flags], env=env)
     assert result.exit_code == 0, result.output
     import json
 
@@ -279,6 +299,68 @@ async def test_health_shows_each_node(
     assert report.nodes is not None and len(report.nodes) == 2
     assert report.pool.size == 2
     assert report.pool.jobs_run == sum(node.jobs_run or 0 for node in report.nodes) == 2
+    _no_containers_left(engines)
+
+
+def test_serve_judges_on_the_cluster_shows_each_node_and_stops_clean(
+    cluster: RayNodes,
+    engines: tuple[SecondEngine, SecondEngine],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``guardrail serve --backend ray`` as a process; requests through `RemoteGate`."""
+    from test_service_process import ServeProcess
+
+    from guardrail.client import RemoteGate
+
+    token = "ray-serve-token-0123456789abcdef"
+    monkeypatch.setenv("GUARDRAIL_RAY_NODE_IP", IPS[0])
+    server = ServeProcess(
+        tmp_path,
+        *("--backend", "ray", "--ray-address", cluster.address, "--image", engines[0].image),
+        *("--pool-size", "1", "--no-cache", "--token", token),
+    )
+    try:
+        with RemoteGate(server.url, token=token) as remote:
+            codes = [HONEST, BUGGY, "def square(:\n", SLOW] * 2
+            verdicts = remote.verify(codes, SQUARE)
+            health = remote.health()
+        assert [verdict.status for verdict in verdicts] == [
+            Status.VERIFIED, Status.FAILED, Status.ERROR, Status.VERIFIED
+        ] * 2  # fmt: skip
+        assert health.status == "ok", health
+        assert health.nodes is not None
+        assert {node.node.split()[0] for node in health.nodes} == set(IPS)
+        assert all(node.usable and node.pool_size == 1 for node in health.nodes), health.nodes
+        assert {node.docker_host for node in health.nodes} == {engine.url for engine in engines}
+        assert health.pool.size == 2
+        assert health.pool.jobs_run == sum(node.jobs_run or 0 for node in health.nodes) > 0
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(120) in (-signal.SIGTERM, 128 + signal.SIGTERM)
+    finally:
+        server.stop()
+    stopped = [event for event in server.events() if event["event"] == "stopped"]
+    assert len(stopped) == 1, server.lines
+    assert stopped[0]["containers_removed"] == 2  # one warm container per node
+    _no_containers_left(engines)
+
+
+def test_every_node_proves_its_hardening_under_gvisor(
+    cluster: RayNodes, engines: tuple[SecondEngine, SecondEngine]
+) -> None:
+    """The doctor's probes (`check_sandbox`) on each node's own engine, under runsc: the same
+    checks as on the shared engine under runsc (gVisor's set), and every one holds."""
+    from guardrail.sandbox.doctor import DoctorReport, check_sandbox
+
+    with DockerSandbox(engines[0].image, pool_size=1, runtime="runsc") as local:
+        expected = [(check.name, check.ok) for check in check_sandbox(local).checks]
+    with _sandbox(cluster, engines[0].image, runtime="runsc") as sandbox:
+        reports = [DoctorReport.model_validate_json(text) for _, text in sandbox.check_nodes()]
+    assert len(reports) == 2
+    for report in reports:
+        assert report.runtime == "runsc", report
+        assert [(check.name, check.ok) for check in report.checks] == expected
+        assert report.ok, report
     _no_containers_left(engines)
 
 
@@ -312,7 +394,7 @@ def test_zz_a_node_whose_raylet_dies_loses_no_verdict(
         # Calls go to the actor's worker directly, so node B's actor may judge on until Ray
         # declares the node dead and its worker ends: every batch meanwhile must come out right.
         deadline = time.monotonic() + 300
-        while sandbox.nodes()[1]["usable"]:
+        while _node(sandbox, IPS[1])["usable"]:
             assert time.monotonic() < deadline, "node B was never found dead"
             verdicts = sandbox.run(jobs)
             assert all(verdict.status is Status.VERIFIED for verdict in verdicts), verdicts
@@ -320,7 +402,7 @@ def test_zz_a_node_whose_raylet_dies_loses_no_verdict(
         assert [verdict.status for verdict in after] == [Status.FAILED] * 3 + [
             Status.VERIFIED
         ] * len(jobs)
-        assert not sandbox.nodes()[1]["usable"]
+        assert not _node(sandbox, IPS[1])["usable"]
     # Node B's containers lost their owner with the node; the next sweep on its engine (any
     # sandbox's first start there) removes them, as it removes a crashed run's.
     client = engines[1].client()

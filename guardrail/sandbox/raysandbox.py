@@ -29,9 +29,10 @@ import atexit
 import contextlib
 import math
 import os
+import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,22 @@ def require_token_auth() -> None:
             hint="start every node and this process with RAY_AUTH_MODE=token and the cluster's"
             " token in RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH (docs/ray.md)",
         )
+
+
+@contextlib.contextmanager
+def _own_sigterm() -> Iterator[None]:
+    """Keep this process's SIGTERM handling: ``ray.init`` replaces it with ``sys.exit(15)``, so a
+    service stopped by SIGTERM would exit 15 rather than die of the signal as it does on Docker
+    (and as supervisors expect)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # Ray sets no handler off the main thread
+        return
+    kept = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if kept is not None:  # None: a handler set outside Python, which Python cannot restore
+            signal.signal(signal.SIGTERM, kept)
 
 
 @dataclass
@@ -158,12 +175,13 @@ class RaySandbox(Sandbox):
             target = address or os.environ.get("GUARDRAIL_RAY_ADDRESS") or "auto"
             node_ip = node_ip or os.environ.get("GUARDRAIL_RAY_NODE_IP") or None
             try:
-                ray.init(
-                    address=target,
-                    _node_ip_address=node_ip,
-                    log_to_driver=False,
-                    configure_logging=False,
-                )
+                with _own_sigterm():
+                    ray.init(
+                        address=target,
+                        _node_ip_address=node_ip,
+                        log_to_driver=False,
+                        configure_logging=False,
+                    )
             except Exception as exc:
                 raise SandboxError(
                     f"cannot connect to the Ray cluster at {target}: {exc}"
