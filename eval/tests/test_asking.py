@@ -78,7 +78,7 @@ def test_an_oracle_that_cannot_be_judged_stops_the_asking(asking_gate: Recording
     query = pool.queries[1]
     candidates, _ = _candidates(pool, 1)
     spec = Spec.build(query.test_suite[:1], pool.entry_point(query), query.test_setup)
-    oracle = "def clamp(value, low, high):\n    return iter([value])\n"  # a generator: unjudged
+    oracle = "def clamp(value, low, high):\n    return object()\n"  # not plain data: unjudged
     rounds = ask_rounds(asking_gate, candidates, spec, oracle, 3)
     assert len(rounds) == 1
     assert rounds[0].question is not None and rounds[0].answer is not None
