@@ -31,8 +31,12 @@ eval: setup
 eval-full: setup
 	$(BIN)/guardrail eval --draws 5
 
+# Two workers (pytest-xdist); --dist loadfile runs each file whole on one of them, so a file's
+# module fixtures (warm pools, a Ray cluster, a private engine) start once.
+TEST_WORKERS ?= 2
+
 test: setup
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .

@@ -294,6 +294,16 @@ async def test_a_request_that_crashes_its_runs_leaves_another_requests_verdicts_
             assert verdict.status is not Status.VERIFIED, verdict
 
 
+_STARVED_TRIES = 6
+"""A loop starved below 80% of a CPU (a loaded machine) is not cached and runs again: asked up to
+this many times until the service answers it from its cache."""
+
+
+def _timeouts_cached(response: httpx.Response) -> bool:
+    verdicts = VerifyResponse.model_validate_json(response.content).verdicts
+    return all(v.cached for v in verdicts if v.status is Status.TIMEOUT)
+
+
 def test_cached_verdicts_cross_the_wire_byte_for_byte(
     service: RunningService, docker_sandbox: DockerSandbox
 ) -> None:
@@ -302,7 +312,11 @@ def test_cached_verdicts_cross_the_wire_byte_for_byte(
     codes = [*CODES, "def sq(x):\n    return x * x\n"]  # bound through an alias
     body = {"codes": codes, "spec": SPEC.model_dump(mode="json")}
     assert service.http.post("/v1/verify", json=body).status_code == 200  # fills its cache
-    sent = service.http.post("/v1/verify", json=body)
+    for _ in range(_STARVED_TRIES):
+        sent = service.http.post("/v1/verify", json=body)
+        if _timeouts_cached(sent):
+            break
+    assert _timeouts_cached(sent), f"in {_STARVED_TRIES} tries the loop never got 80% of a CPU"
     assert service.gate.cache is not None
     cache = VerdictCache(service.gate.cache.path)
     jobs_before = docker_sandbox.stats.jobs_run
