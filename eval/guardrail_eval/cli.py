@@ -3,8 +3,9 @@
 Mounted by the core CLI as ``guardrail eval``. With no arguments it runs the main job: the
 built-in pool, dense retrieval with the offline MiniLM, and per system the arms of
 `guardrail_eval.arms`: ungated, structural, the upper bound (all tests), one random visible test
-(2 seeded draws by default, ``--draws``), that gate's consensus, that gate under the ``agree`` policy, and that gate
-asking up to 1..3 questions of a noisy answerer and of an oracle (an upper bound).
+(2 seeded draws by default, ``--draws``), that gate's consensus, that gate under the ``agree``
+policy, and that gate asking up to 1..3 questions of a noisy answerer and of an oracle (an upper
+bound).
 ``guardrail eval build-pool`` (re)builds the built-in or the HumanEval pool; with ``--from PATH``
 or ``--from-sdist NAME==VERSION`` it builds a pool of real code (`guardrail_eval.realpool`).
 
