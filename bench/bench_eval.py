@@ -11,7 +11,9 @@ the HumanEval pool.
 
 Each run is the installed ``guardrail eval`` in its own process; prints wall time, queries/s,
 verifications/s (every verdict the eval used, cached or run), sandbox runs and the run's peak
-resident memory (``wait4`` rusage of the child). Aims: cold <= 180 s, warm <= 15 s, <= 1.5 GB.
+resident memory (``wait4`` rusage of the child). Aims: the main job (built-in pool) cold <= 180 s
+(issue 21); HumanEval cold <= 180 s and warm <= 15 s (set for its all-tests arm of an earlier
+release); <= 1.5 GB each.
 
 Usage: ``python bench/bench_eval.py [--pool builtin] [--seed 0] [-- extra guardrail eval
 options]`` after ``scripts/docker-up``, e.g. ``python bench/bench_eval.py -- --draws 5``.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -36,7 +39,7 @@ from guardrail_eval.humaneval import humaneval_cache_dir, load_humaneval_pool
 from guardrail_eval.selection import pool_cache_root
 
 GUARDRAIL = Path(sys.executable).with_name("guardrail")
-AIMS = {"cold": 180.0, "warm": 15.0}
+AIMS = {"builtin": {"cold": 180.0}, "humaneval": {"cold": 180.0, "warm": 15.0}}
 MEMORY_AIM_MB = 1536.0
 
 
@@ -110,12 +113,13 @@ def main() -> None:
         f" {'peak RSS MB':>12}  aim"
     )
     for phase in phases:
-        aim = AIMS[phase.name]
+        aim = AIMS[arguments.pool].get(phase.name, math.inf)
         verdict = "ok" if phase.wall_s <= aim and phase.peak_rss_mb <= MEMORY_AIM_MB else "MISSED"
+        wall_aim = f"<= {aim:.0f} s, " if aim < math.inf else ""
         print(
             f"{phase.name:<5} {phase.wall_s:8.1f} {phase.queries / phase.wall_s:10.2f}"
             f" {phase.verifications / phase.wall_s:9.1f} {phase.sandbox_runs:13d}"
-            f" {phase.peak_rss_mb:12.0f}  <= {aim:.0f} s, <= {MEMORY_AIM_MB:.0f} MB: {verdict}"
+            f" {phase.peak_rss_mb:12.0f}  {wall_aim}<= {MEMORY_AIM_MB:.0f} MB: {verdict}"
         )
     print(f"({phases[0].queries} queries, {phases[0].verifications} verifications per run)")
 
