@@ -63,14 +63,16 @@ def pure_function(node: ast.expr) -> PureFunction | None:
 
 
 def is_pure_function(text: str) -> bool:
-    """Whether ``text`` is exactly one `pure_function` expression."""
+    """Whether ``text`` is exactly one `pure_function` expression, in its canonical form (as
+    `pure_function` writes it: no comment, no stray whitespace, nothing but the code)."""
     if len(text) > MAX_TEXT:
         return False
     try:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
-    return pure_function(tree.body) is not None
+    function = pure_function(tree.body)
+    return function is not None and function.text == text
 
 
 def _pure_lambda(node: ast.Lambda) -> bool:

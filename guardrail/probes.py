@@ -123,14 +123,18 @@ class Probe(BaseModel):
 
 
 def _check_literal(text: str) -> None:
+    """A literal as the gate writes it (its ``repr``: no comment, no stray text an LLM would
+    read), or a pure function's canonical text."""
     if is_pure_function(text):
         return  # a callable that can only compute from its arguments
     try:
-        ast.literal_eval(text)
+        canonical = repr(ast.literal_eval(text)) == text
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        canonical = False
+    if not canonical:
         raise ValueError(
             f"probe argument {text[:100]!r} is not a Python literal nor a pure function"
-        ) from None
+        )
 
 
 def generate_probes(
