@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import builtins
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
@@ -71,8 +71,12 @@ class Question(BaseModel):
         answer no candidate gave, such as the user's or an oracle's); None if it has none."""
         return answer_test(self.probe, observation)
 
-    def render(self) -> str:
-        """Plain text for a person or an LLM: the input, each answer, who gives it, its test."""
+    def render(self, names: Mapping[str, str] | None = None) -> str:
+        """Plain text for a person or an LLM: the input, each answer, who gives it, its test.
+
+        ``names`` maps candidate ids to what a person knows them by (``file:line``); an id it
+        does not name is shown as it is."""
+        names = names or {}
         total = sum(len(answer.candidate_ids) for answer in self.answers)
         lines = [
             f"QUESTION: the {total} candidates that pass the tests disagree on"
@@ -81,7 +85,7 @@ class Question(BaseModel):
         ]
         for letter, answer in zip(_LETTERS, self.answers, strict=False):
             who = ", ".join(  # ranks shown 1-based, as a person counts
-                f"{one_line(cid, 80) or '(no id)'} (rank {rank + 1})"
+                f"{one_line(names.get(cid, cid), 80) or '(no id)'} (rank {rank + 1})"
                 for cid, rank in zip(answer.candidate_ids, answer.retrieval_ranks, strict=True)
             )
             count = len(answer.candidate_ids)

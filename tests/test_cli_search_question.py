@@ -67,8 +67,11 @@ def test_search_under_agree_withholds_disagreeing_results(
     assert shown.exit_code == 1, shown.output  # nothing handed over
     out = shown.stdout
     assert out.count("withheld verified") == 2
-    assert "policy agree: 0 handed over (2 verified); the verified disagree: withheld" in out
+    assert "policy agree: 0 handed over (2 verified); withheld: they disagree" in out
     assert "QUESTION: the 2 candidates that pass the tests disagree on size_label(" in out
+    # Who gives each answer is named by file and line, as in the table, not by a hash id.
+    flat = " ".join(out.split())
+    assert "sizes.py:1 (rank" in flat and "more.py:1 (rank" in flat
     payload = json.loads(
         runner.invoke(
             app, ["search", "size label", "--tests", str(tests), "--policy", "agree", "--json"]

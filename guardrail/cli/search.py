@@ -24,7 +24,7 @@ from guardrail.cli.options import (
     TimeoutOption,
 )
 from guardrail.cli.remote import ServerOption, refuse_local_options
-from guardrail.cli.search_lines import PIPED_WIDTH, caption, render, row_of
+from guardrail.cli.search_lines import PIPED_WIDTH, caption, render, row_of, where
 from guardrail.gate import GatedCandidate, GateResult, Policy
 from guardrail.safetext import dumps_json
 from guardrail.spec import Spec
@@ -251,7 +251,8 @@ def _render(  # noqa: PLR0917 - one search's answer and how to show it
         )
         if result.question is not None:
             # Plain text, never markup: the values and ids in it come from candidates.
-            console.print(Text(result.question.render()))
+            names = {item.candidate.id: where(item.candidate.metadata) for item in result.judged}
+            console.print(Text(result.question.render(names)))
     if not handed:
         raise typer.Exit(EXIT_NONE_VERIFIED)
 

@@ -148,5 +148,5 @@ def caption(result: GateResult, handed: list[GatedCandidate]) -> str:
     summary = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
     said = f"policy {result.policy.value}: {len(handed)} handed over ({summary or 'no results'})"
     if result.policy is Policy.AGREE and result.question is not None:
-        said += "; the verified disagree: withheld, see the question"
+        said += "; withheld: they disagree"  # the question follows
     return said
