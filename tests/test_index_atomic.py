@@ -129,6 +129,7 @@ def test_staged_progress_gives_each_stage_its_own_lines(
     monkeypatch.setattr(time, "monotonic", lambda: next(clock))
     monkeypatch.setattr(common.err_console, "_force_terminal", False)
     with progress.stage_progress("done") as hook:
+        hook("judging", 0, 0)  # nothing to do: no line, no clock read
         hook("checking labels", 0, 4)  # 0.0 starts the stage, 0.0 its first line
         hook("bm25: gating", 0, 2)  # 1.0, 1.0: a stage of its own, its own first line
         hook("checking labels", 4, 4)  # 2.0: the end of a stage, always

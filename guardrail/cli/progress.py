@@ -47,7 +47,8 @@ def progress_hook(label: str, unit: str) -> Iterator[Callable[[int, int], None]]
 @contextmanager
 def stage_progress(unit: str) -> Iterator[Callable[[str, int, int], None]]:
     """``on_progress(stage, done, total)``: a bar per stage on a terminal, else each stage's
-    plain lines (as `progress_hook`'s), counted in ``unit``; a stage starts at its first call."""
+    plain lines (as `progress_hook`'s), counted in ``unit``; a stage starts at its first call
+    with something to do (a stage of 0 items is never shown)."""
     if err_console.is_terminal:
         with _bars() as add:
             yield _per_stage(add)
@@ -62,6 +63,8 @@ def _per_stage(
 
     def on_progress(stage: str, done: int, total: int) -> None:
         if stage not in hooks:
+            if not total:
+                return  # a stage with nothing to do (every verdict cached) shows nothing
             hooks[stage] = start(stage)
         hooks[stage](done, total)
 
