@@ -85,7 +85,7 @@ class Question(BaseModel):
         ]
         for letter, answer in zip(_LETTERS, self.answers, strict=False):
             who = ", ".join(  # ranks shown 1-based, as a person counts
-                f"{one_line(names.get(cid, cid), 80) or '(no id)'} (rank {rank + 1})"
+                f"{_named(cid, names)} (rank {rank + 1})"
                 for cid, rank in zip(answer.candidate_ids, answer.retrieval_ranks, strict=True)
             )
             count = len(answer.candidate_ids)
@@ -102,6 +102,16 @@ class Question(BaseModel):
 
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_NAME_SHOWN = 80
+
+
+def _named(candidate_id: str, names: Mapping[str, str]) -> str:
+    """A candidate as a person knows it: its name (a path's end kept: ``…/pkg/text.py:3``) or
+    its id (its start kept); one clean line of at most `_NAME_SHOWN` characters."""
+    if candidate_id not in names:
+        return one_line(candidate_id, _NAME_SHOWN) or "(no id)"
+    name = one_line(names[candidate_id], 4 * _NAME_SHOWN)
+    return name if len(name) <= _NAME_SHOWN else "…" + name[1 - _NAME_SHOWN :]
 
 
 def _shown(probe: Probe, observation: Observation) -> str:

@@ -190,3 +190,31 @@ def test_the_asking_example_ends_with_the_one_right_version(docker_sandbox: obje
     assert "QUESTION: the 3 candidates that pass the tests disagree on window_sums(" in out
     assert "the user adds: " in out
     assert out.rstrip().endswith("use: stats/window_sums")
+
+
+def test_a_question_names_candidates_by_the_end_of_a_long_path() -> None:
+    question = Question.model_validate(
+        {
+            "probe": {"entry_point": "f", "args": ["3"], "origin": "test"},
+            "answers": [
+                {
+                    "observation": {"kind": "value", "text": "1", "key": "k1"},
+                    "candidate_ids": ["a" * 64],
+                    "retrieval_ranks": [0],
+                    "test": None,
+                },
+                {
+                    "observation": {"kind": "value", "text": "2", "key": "k2"},
+                    "candidate_ids": ["b" * 64],
+                    "retrieval_ranks": [1],
+                    "test": None,
+                },
+            ],
+        }
+    )
+    deep = "/tmp/" + "nested/" * 20 + "pkg/sizes.py:12"
+    text = question.render({"a" * 64: deep})
+    (line,) = [line for line in text.splitlines() if "(rank 1)" in line]
+    assert "…" in line and line.endswith("/pkg/sizes.py:12 (rank 1)")  # the cut keeps the end
+    assert "b" * 64 + " (rank 2)" in text  # an id with no name is shown as it is
+    assert all(len(line) <= 200 for line in text.splitlines())
